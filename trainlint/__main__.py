@@ -1,0 +1,3 @@
+from trainlint.cli import main
+
+raise SystemExit(main())

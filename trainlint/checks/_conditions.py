@@ -1,0 +1,84 @@
+"""Questions several rules ask of a run: does evaluation run, how often, which precision is on."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from trainlint.core import Setting, SourceKind, TrainingRun, Unknown
+
+
+@dataclass(frozen=True)
+class EvalVerdict:
+    runs: Optional[bool]  # None: cannot be told statically
+    reason: str
+
+
+def evaluation_runs(run: TrainingRun) -> EvalVerdict:
+    """Evaluation only costs memory when it happens: a strategy other than "no" and an eval dataset."""
+    strategy = run.value("eval_strategy", "no")
+    if isinstance(strategy, Unknown):
+        return EvalVerdict(None, f"the eval strategy is {strategy}")
+    if strategy in (None, "no", "none"):
+        return EvalVerdict(False, "eval_strategy is \"no\"")
+    if run.facts.eval_dataset is False:
+        return EvalVerdict(False, "the trainer is given eval_dataset=None")
+    return EvalVerdict(True, f"eval_strategy is \"{strategy}\"")
+
+
+@dataclass(frozen=True)
+class EvalInterval:
+    steps: Optional[int]
+    setting: Optional[Setting]  # where the interval is written (eval_steps, or logging_steps it falls back to)
+    description: str
+
+
+def eval_interval(run: TrainingRun) -> EvalInterval:
+    """How many optimizer steps pass between evaluations under the "steps" strategy.
+    HF evaluates every `logging_steps` when `eval_steps` is unset; a value below 1 is a ratio."""
+    eval_steps = run.setting("eval_steps")
+    source = eval_steps if eval_steps is not None and eval_steps.value is not None else run.setting("logging_steps")
+    if source is None:
+        return EvalInterval(None, None, "eval_steps is not set")
+    value = source.value
+    name = "eval_steps" if source is eval_steps else "logging_steps (eval_steps is unset)"
+    if isinstance(value, Unknown) or value is None or isinstance(value, bool):
+        return EvalInterval(None, source, f"{name} is not known")
+    if 0 < value < 1:
+        total = run.known("max_steps")
+        if isinstance(total, int) and total > 0:
+            return EvalInterval(max(1, int(total * value)), source, f"{name} = {value} of {total} steps")
+        return EvalInterval(None, source, f"{name} = {value} of an unknown number of steps")
+    return EvalInterval(int(value), source, f"{name} = {int(value)}")
+
+
+def known_int(run: TrainingRun, knob: str) -> Optional[int]:
+    value = run.known(knob)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def known_bool(run: TrainingRun, knob: str) -> Optional[bool]:
+    value = run.known(knob)
+    return value if isinstance(value, bool) else None
+
+
+def is_user_set(setting: Optional[Setting]) -> bool:
+    """Written somewhere in the user's files (not a framework default or an assumption)."""
+    return setting is not None and setting.kind not in (SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED)
+
+
+def precision(run: TrainingRun) -> Tuple[Optional[bool], Optional[bool]]:
+    """(bf16 on, fp16 on) as the job runs: the trainer's flags, or DeepSpeed's when it pins them."""
+    bf16 = known_bool(run, "bf16")
+    fp16 = known_bool(run, "fp16")
+    ds_bf16 = run.known("ds_bf16")
+    ds_fp16 = run.known("ds_fp16")
+    if ds_bf16 is True:
+        bf16 = True
+    if ds_fp16 is True:
+        fp16 = True
+    return bf16, fp16
+
+
+def ds_pinned_int(run: TrainingRun, knob: str) -> Optional[int]:
+    """A DeepSpeed batch key written as a number (not "auto")."""
+    return known_int(run, knob)

@@ -1,0 +1,29 @@
+"""The memory questions rules ask, in one place: is an estimate grounded enough to act on."""
+from __future__ import annotations
+
+from typing import Optional
+
+from trainlint.checks._conditions import known_int
+from trainlint.core import MemoryEstimate, TrainingRun
+from trainlint.memory import estimate, largest_fitting_batch, resolve_model
+
+
+def grounded(run: TrainingRun) -> bool:
+    """A memory verdict needs the model, the micro-batch and the sequence length; without them any
+    number would rest on guesses, and a guess must never become a finding."""
+    return (resolve_model(run) is not None and known_int(run, "per_device_train_batch_size") is not None
+            and known_int(run, "max_seq_length") is not None)
+
+
+def estimate_for(run: TrainingRun, gpu, **overrides) -> MemoryEstimate:
+    return estimate(run, gpu, overrides or None)
+
+
+def fitting_batch(run: TrainingRun, gpu, below: int) -> Optional[int]:
+    found = largest_fitting_batch(run, gpu, max_batch=below)
+    return found if found is not None and found <= below else None
+
+
+def gpu_label(ctx) -> str:
+    name = getattr(ctx.gpu, "name", str(ctx.gpu))
+    return f"{name} (assumed; pass --gpu)" if ctx.gpu_assumed else name

@@ -1,0 +1,123 @@
+"""The contract every rule follows, and what a rule may ask while it checks a run."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Iterable, Mapping, Optional, Sequence, Tuple
+
+from trainlint.core import (
+    Diagnostic,
+    Finding,
+    Fix,
+    Origin,
+    Related,
+    Setting,
+    Severity,
+    TrainingRun,
+)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small job a rule documents: files by relative path, the CLI target options, and whether
+    the rule fires on it. Tests are generated from these."""
+
+    title: str
+    files: Mapping[str, str]
+    fires: bool
+    options: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """The target the user asked about. `gpu` is a memory.Gpu; `gpu_assumed` says it was not named."""
+
+    gpu: object
+    gpu_assumed: bool = True
+    num_gpus: Optional[int] = None
+    preserve_effective_batch: bool = False
+
+
+class Rule:
+    """Subclass in one module per rule under trainlint/checks/. The class docstring is the rule's
+    documentation, in four parts: What it does / Why is this bad / Example / Fix safety."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    examples: ClassVar[Sequence[Example]] = ()
+    # Reader diagnostics this rule reports (e.g. "broken-line-continuation"), attached to a run or not.
+    diagnostic_kinds: ClassVar[Tuple[str, ...]] = ()
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        return ()
+
+    def from_diagnostic(self, diagnostic: Diagnostic, run: Optional[TrainingRun]) -> Finding:
+        """The finding for a reader diagnostic of one of `diagnostic_kinds`."""
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=self.severity,
+            message=diagnostic.message,
+            path=diagnostic.origin.path if diagnostic.origin else diagnostic.path,
+            origin=diagnostic.origin,
+            run_id=run.id if run is not None else None,
+            fix=self.diagnostic_fix(diagnostic),
+        )
+
+    def diagnostic_fix(self, diagnostic: Diagnostic) -> Optional[Fix]:
+        return None
+
+    @classmethod
+    def docs(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    def finding(
+        self,
+        run: TrainingRun,
+        message: str,
+        at: Optional[Setting] = None,
+        origin: Optional[Origin] = None,
+        related: Iterable[Related] = (),
+        fix: Optional[Fix] = None,
+        severity: Optional[Severity] = None,
+    ) -> Finding:
+        """A finding placed at `origin`, else at the setting's origin, else at the launch command;
+        the setting's provenance chain becomes related locations."""
+        where = origin or (at.origin if at is not None else None) or run.origin
+        chain_related = tuple(provenance_related(at)) if at is not None else ()
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            path=where.path if where else run.path,
+            origin=where,
+            run_id=run.id,
+            related=chain_related + tuple(related),
+            fix=fix,
+        )
+
+
+def provenance_related(setting: Setting) -> Iterable[Related]:
+    """Related locations for every upstream place the value passed through."""
+    for upstream in setting.chain()[1:]:
+        if upstream.origin is not None:
+            shown = upstream.text or str(upstream.value)
+            yield Related(upstream.origin, f"value `{shown}` comes from here ({upstream.kind.value})")
+
+
+def describe(setting: Optional[Setting]) -> str:
+    """`16 (launcher flag at scripts/finetune.sh:14:35, via $BATCH from line 3)`."""
+    if setting is None:
+        return "not set"
+    where = f" at {setting.origin}" if setting.origin else ""
+    text = f"{setting.kind.value}{where}"
+    ups = [s for s in setting.chain()[1:] if s.origin is not None]
+    if ups:
+        text += ", via " + ", ".join(f"`{u.text or u.value}` at line {u.origin.line}" + (
+            f" of {u.origin.path}" if u.origin.path != (setting.origin.path if setting.origin else "") else "")
+            for u in ups)
+    return text

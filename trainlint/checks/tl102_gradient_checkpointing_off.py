@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from trainlint.checks._conditions import known_bool
+from trainlint.checks._examples import ZERO2, job
+from trainlint.checks._memory import estimate_for, gpu_label, grounded
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+
+_FLAGS = """
+--deepspeed zero2.json
+--bf16 True
+--per_device_train_batch_size 8
+--model_max_length 2048
+--gradient_checkpointing {gc}
+"""
+
+
+class GradientCheckpointingOff(Rule):
+    """
+    ## What it does
+    Reports a job whose estimated peak does not fit the GPU, where activations are the largest term
+    and gradient checkpointing is off in the launcher, the configs and the code.
+
+    ## Why is this bad
+    Without checkpointing every layer keeps its activations for the backward pass; for long
+    sequences they outweigh the model itself. Checkpointing keeps one tensor per layer and recomputes
+    the rest, which usually turns an out-of-memory job into one that fits.
+
+    ## Example
+    ```sh
+    deepspeed train.py --per_device_train_batch_size 8 --model_max_length 2048 --gradient_checkpointing False
+    ```
+    Use instead:
+    ```sh
+    deepspeed train.py --per_device_train_batch_size 8 --model_max_length 2048 --gradient_checkpointing True
+    ```
+
+    ## Fix safety
+    Safe: the gradients are the same; each step costs about a third more compute.
+    """
+
+    code = "TL102"
+    name = "gradient-checkpointing-off"
+    severity = Severity.WARNING
+    summary = "Activations dominate memory and gradient checkpointing is off"
+    examples = (
+        Example("checkpointing off, batch 8 × 2048 tokens on a 7B model",
+                job(_FLAGS.format(gc="False"), extra={"zero2.json": ZERO2}), True, ("--gpu", "a100-80gb")),
+        Example("checkpointing on", job(_FLAGS.format(gc="True"), extra={"zero2.json": ZERO2}), False,
+                ("--gpu", "a100-80gb")),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        if known_bool(run, "gradient_checkpointing") is not False or not grounded(run):
+            return
+        current = estimate_for(run, ctx.gpu)
+        if current.fits or current.largest_term != "activations":
+            return
+        with_checkpointing = estimate_for(run, ctx.gpu, gradient_checkpointing=True)
+        message = (f"gradient checkpointing is off and activations take {current.breakdown['activations']:.1f} of "
+                   f"{current.peak_gib:.1f} GiB per GPU on {gpu_label(ctx)} ({current.capacity_gib:.1f} GiB usable); "
+                   f"with checkpointing the estimate is {with_checkpointing.peak_gib:.1f} GiB")
+        fix = Fix(Applicability.SAFE, "turn gradient checkpointing on",
+                  (KnobChange("gradient_checkpointing", False, True),))
+        yield self.finding(run, message, at=run.setting("gradient_checkpointing"), fix=fix)

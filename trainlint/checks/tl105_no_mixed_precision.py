@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from trainlint.checks._conditions import precision
+from trainlint.checks._examples import job
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.memory import resolve_model
+
+# Below this size fp32 training is a deliberate and affordable choice.
+LARGE_MODEL_PARAMS = 1e9
+_HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "torch.bfloat16", "torch.float16", "half")
+
+
+class NoMixedPrecision(Rule):
+    """
+    ## What it does
+    Reports a model of a billion parameters or more that trains in fp32: neither bf16 nor fp16 is
+    on in the launcher, the DeepSpeed config or the code, and the weights are not loaded in 16 bits.
+
+    ## Why is this bad
+    fp32 doubles the bytes of every weight, gradient and activation compared with bf16 and runs
+    on slower kernels. A 7B model's fp32 weights and gradients alone take 56 GB before any
+    optimizer state.
+
+    ## Example
+    ```sh
+    deepspeed train.py --model_name_or_path lmsys/vicuna-7b-v1.5 --bf16 False --tf32 False
+    ```
+    Use instead:
+    ```sh
+    deepspeed train.py --model_name_or_path lmsys/vicuna-7b-v1.5 --bf16 True
+    ```
+
+    ## Fix safety
+    Unsafe: mixed precision changes the numerics of training (fp16 also needs loss scaling).
+    """
+
+    code = "TL105"
+    name = "no-mixed-precision"
+    severity = Severity.WARNING
+    summary = "A large model trains in fp32"
+    examples = (
+        Example("a 7B model with --bf16 False", job("--bf16 False\n--tf32 False"), True),
+        Example("a 7B model with --bf16 True", job("--bf16 True"), False),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        bf16, fp16 = precision(run)
+        if bf16 is not False or fp16 is not False:
+            return
+        if run.known("mixed_precision") in ("bf16", "fp16", "fp8"):
+            return
+        dtype = run.known("torch_dtype")
+        if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known("load_in_4bit") or run.known("load_in_8bit"):
+            return
+        model = resolve_model(run)
+        params = getattr(model, "params", None) if model is not None else None
+        if not params or params < LARGE_MODEL_PARAMS:
+            return
+        use_bf16 = getattr(ctx.gpu, "bf16", True)
+        knob = "bf16" if use_bf16 else "fp16"
+        message = (f"{getattr(model, 'name', 'the model')} ({params / 1e9:.1f}B parameters) trains in fp32: "
+                   f"neither bf16 nor fp16 is on, so weights, gradients and activations take twice the memory")
+        fix = Fix(Applicability.UNSAFE, f"train in {knob} mixed precision", (KnobChange(knob, False, True),))
+        yield self.finding(run, message, at=run.setting("bf16"), fix=fix)

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from typing import Iterable, List
+
+from trainlint.checks._conditions import known_int
+from trainlint.checks._examples import job
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+
+_PINNED = '{"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}\n'
+_AUTO = '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}\n'
+_FLAGS = "--deepspeed ds.json\n--per_device_train_batch_size 4\n--gradient_accumulation_steps 4"
+
+# (DeepSpeed key knob, trainer knob)
+_PAIRS = (("ds_micro_batch", "per_device_train_batch_size"),
+          ("ds_gradient_accumulation_steps", "gradient_accumulation_steps"))
+
+
+class DeepspeedBatchMismatch(Rule):
+    """
+    ## What it does
+    Compares the batch keys a DeepSpeed config pins (`train_micro_batch_size_per_gpu`,
+    `gradient_accumulation_steps`, `train_batch_size`) with the trainer's settings, and checks that
+    `train_batch_size = micro-batch × accumulation × world size`.
+
+    ## Why is this bad
+    The HF integration refuses to start when a pinned key disagrees with the trainer; outside it,
+    DeepSpeed trusts its own keys, so the batch the launcher shows is not the batch that runs, and
+    lowering the micro-batch in the launcher to fit memory changes nothing.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1}
+    ```
+    with `--per_device_train_batch_size 4 --gradient_accumulation_steps 4`. Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "train_batch_size": "auto"}
+    ```
+
+    ## Fix safety
+    Safe: `"auto"` makes DeepSpeed take the trainer's values, which are the ones the launcher states.
+    """
+
+    code = "TL201"
+    name = "deepspeed-batch-mismatch"
+    severity = Severity.ERROR
+    summary = "DeepSpeed batch keys disagree with the trainer's"
+    examples = (
+        Example("DeepSpeed pins micro-batch 16 while the launcher says 4", job(_FLAGS, extra={"ds.json": _PINNED}),
+                True),
+        Example("DeepSpeed batch keys are auto", job(_FLAGS, extra={"ds.json": _AUTO}), False),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        changes: List[KnobChange] = []
+        problems: List[str] = []
+        related: List[Related] = []
+        for ds_knob, trainer_knob in _PAIRS:
+            pinned, trainer = known_int(run, ds_knob), known_int(run, trainer_knob)
+            if pinned is not None and trainer is not None and pinned != trainer:
+                problems.append(f"{_key(run, ds_knob)} is {pinned} but {trainer_knob} is {trainer}")
+                changes.append(KnobChange(ds_knob, pinned, "auto"))
+                trainer_setting = run.setting(trainer_knob)
+                if trainer_setting is not None and trainer_setting.origin is not None:
+                    related.append(Related(trainer_setting.origin, f"{trainer_knob} = {trainer} here"))
+        total = known_int(run, "ds_train_batch_size")
+        micro = known_int(run, "ds_micro_batch") or known_int(run, "per_device_train_batch_size")
+        accum = known_int(run, "ds_gradient_accumulation_steps") or known_int(run, "gradient_accumulation_steps")
+        world = known_int(run, "world_size")
+        if total is not None and micro and accum and world and total != micro * accum * world:
+            problems.append(f"train_batch_size is {total} but micro-batch × accumulation × world size is "
+                            f"{micro}×{accum}×{world} = {micro * accum * world}")
+            changes.append(KnobChange("ds_train_batch_size", total, "auto"))
+        if not problems:
+            return
+        first = changes[0].knob
+        fix = Fix(Applicability.SAFE, "let DeepSpeed take the trainer's values (\"auto\")", tuple(changes))
+        yield self.finding(run, "; ".join(problems), at=run.setting(first), related=related, fix=fix)
+
+
+def _key(run: TrainingRun, knob: str) -> str:
+    setting = run.setting(knob)
+    return setting.note if setting is not None and setting.note else knob

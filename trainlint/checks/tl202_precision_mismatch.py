@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from typing import Iterable, List
+
+from trainlint.checks._conditions import known_bool
+from trainlint.checks._examples import job
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+
+_FP16_ON = '{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}\n'
+_AUTO = '{"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}\n'
+
+
+class PrecisionMismatch(Rule):
+    """
+    ## What it does
+    Reports bf16/fp16 settings that disagree between the DeepSpeed config and the trainer, and a
+    trainer with both bf16 and fp16 on.
+
+    ## Why is this bad
+    The HF integration stops with a mismatch error, or, outside it, the engine trains in a precision
+    the launcher does not show: fp16 where bf16 was meant overflows on large activations, and memory
+    estimates made for one precision do not hold for the other.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true}}
+    ```
+    with `--bf16 True`. Use instead `{"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}}`.
+
+    ## Fix safety
+    Safe: `"auto"` makes DeepSpeed follow the trainer's flags, the precision the launcher states.
+    """
+
+    code = "TL202"
+    name = "precision-mismatch"
+    severity = Severity.ERROR
+    summary = "bf16/fp16 disagree between DeepSpeed and the trainer, or both are on"
+    examples = (
+        Example("DeepSpeed fp16 on while the launcher asks for bf16",
+                job("--deepspeed ds.json\n--bf16 True", extra={"ds.json": _FP16_ON}), True),
+        Example("DeepSpeed precision on auto", job("--deepspeed ds.json\n--bf16 True", extra={"ds.json": _AUTO}),
+                False),
+        Example("both bf16 and fp16 on the command line", job("--bf16 True\n--fp16 True"), True),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        bf16, fp16 = known_bool(run, "bf16"), known_bool(run, "fp16")
+        if bf16 and fp16:
+            yield self.finding(run, "both bf16 and fp16 are on; the trainer refuses to start",
+                               at=run.setting("fp16"),
+                               related=_related(run, "bf16"),
+                               fix=Fix(Applicability.UNSAFE, "keep bf16, turn fp16 off",
+                                       (KnobChange("fp16", True, False),)))
+            return
+        problems: List[str] = []
+        changes: List[KnobChange] = []
+        for ds_knob, trainer_knob, label in (("ds_bf16", "bf16", "bf16"), ("ds_fp16", "fp16", "fp16")):
+            pinned, trainer = known_bool(run, ds_knob), known_bool(run, trainer_knob)
+            if pinned is None or trainer is None or pinned == trainer:
+                continue
+            problems.append(f"DeepSpeed {label}.enabled is {str(pinned).lower()} but the trainer's {label} is {trainer}")
+            changes.append(KnobChange(ds_knob, pinned, "auto"))
+        if not problems:
+            return
+        fix = Fix(Applicability.SAFE, "let DeepSpeed follow the trainer's precision (\"auto\")", tuple(changes))
+        yield self.finding(run, "; ".join(problems), at=run.setting(changes[0].knob),
+                           related=_related(run, changes[0].knob[3:]), fix=fix)
+
+
+def _related(run: TrainingRun, knob: str):
+    setting = run.setting(knob)
+    if setting is not None and setting.origin is not None:
+        return (Related(setting.origin, f"{knob} = {setting.value} here"),)
+    return ()

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from trainlint.checks._conditions import known_bool
+from trainlint.checks._examples import job
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+
+
+class Bf16UnsupportedGpu(Rule):
+    """
+    ## What it does
+    Reports bf16 turned on (in the trainer or the DeepSpeed config) when the target GPU, named with
+    `--gpu`, has no bf16 support (V100, T4 and other pre-Ampere cards).
+
+    ## Why is this bad
+    The trainer stops at start-up ("bf16 requires Ampere or newer"), or, where it runs, it emulates
+    bf16 slowly. This is how the V100 launchers of several repositories differ from their A100 ones.
+
+    ## Example
+    ```sh
+    deepspeed train.py --bf16 True      # on V100-32GB
+    ```
+    Use instead:
+    ```sh
+    deepspeed train.py --fp16 True
+    ```
+
+    ## Fix safety
+    Unsafe: fp16 has a narrower range than bf16 and relies on loss scaling; the run's numerics change.
+    """
+
+    code = "TL203"
+    name = "bf16-unsupported-gpu"
+    severity = Severity.ERROR
+    summary = "bf16 on a GPU without bf16 support"
+    examples = (
+        Example("bf16 on V100", job("--bf16 True"), True, ("--gpu", "v100-32gb")),
+        Example("fp16 on V100", job("--fp16 True"), False, ("--gpu", "v100-32gb")),
+        Example("bf16 on A100", job("--bf16 True"), False, ("--gpu", "a100-80gb")),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        if ctx.gpu_assumed or getattr(ctx.gpu, "bf16", True):
+            return
+        trainer_bf16 = known_bool(run, "bf16")
+        ds_bf16 = known_bool(run, "ds_bf16")
+        if not trainer_bf16 and not ds_bf16:
+            return
+        knob = "bf16" if trainer_bf16 else "ds_bf16"
+        changes = [KnobChange(knob, True, False)]
+        changes.append(KnobChange("fp16" if knob == "bf16" else "ds_fp16", False, True))
+        message = f"bf16 is on but {getattr(ctx.gpu, 'name', 'the GPU')} has no bf16 support; use fp16"
+        yield self.finding(run, message, at=run.setting(knob),
+                           fix=Fix(Applicability.UNSAFE, "train in fp16 instead of bf16", tuple(changes)))

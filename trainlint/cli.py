@@ -1,0 +1,90 @@
+"""`trainlint check | fix | show | estimate | rule | gpus`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from trainlint import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(text: str) -> List[str]:
+    return [part.strip().upper() for part in text.split(",") if part.strip()]
+
+
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path, help="launchers, entry scripts, configs or folders (default: .)")
+    parser.add_argument("--gpu", help="target GPU, e.g. a100-40gb, h100, v100-32gb (`trainlint gpus` lists them)")
+    parser.add_argument("--gpu-memory", help="target GPU memory when the card is not listed, e.g. 48GiB")
+    parser.add_argument("--num-gpus", type=int, help="world size to assume when the launcher does not say")
+    parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (TL1,TL201)")
+    parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
+    parser.add_argument("--exclude", action="append", default=[], help="path patterns to skip")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trainlint", description="Find the settings that will run a fine-tuning "
+                                     "job out of GPU memory, before launch.")
+    parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
+    commands = parser.add_subparsers(dest="command")
+
+    check = commands.add_parser("check", help="report risky settings")
+    _target_options(check)
+    check.add_argument("--output-format", default="full", choices=["full", "concise", "json", "github", "sarif"])
+    check.add_argument("--output-file", type=Path)
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--preserve-effective-batch", action="store_true",
+                       help="propose batch fixes that keep per-device × accumulation × world size")
+
+    fix = commands.add_parser("fix", help="rewrite risky settings")
+    _target_options(fix)
+    fix.add_argument("--preserve-effective-batch", action="store_true",
+                     help="keep per-device × accumulation × world size when lowering the micro-batch")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change results")
+    fix.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
+
+    show = commands.add_parser("show", help="the resolved jobs: every setting, its value and its origin")
+    _target_options(show)
+    show.add_argument("--output-format", default="full", choices=["full", "json"])
+
+    estimate = commands.add_parser("estimate", help="per-GPU memory estimate of each job")
+    _target_options(estimate)
+    estimate.add_argument("--output-format", default="full", choices=["full", "json"])
+
+    rule = commands.add_parser("rule", help="print a rule's documentation")
+    rule.add_argument("code", nargs="?")
+    rule.add_argument("--all", action="store_true")
+
+    commands.add_parser("gpus", help="list the GPUs trainlint knows")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        from trainlint import commands
+
+        return getattr(commands, f"run_{args.command}")(args)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as error:  # the last line of defence: never a traceback for a user's input
+        from trainlint.linter import UsageError
+
+        if isinstance(error, UsageError):
+            print(f"trainlint: error: {error}", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"trainlint: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        if "TRAINLINT_DEBUG" in __import__("os").environ:
+            raise
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,243 @@
+"""Types that cross layers: where a value is written, what it is, and how it got there."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Mapping, Optional, Tuple, Union
+
+
+@dataclass(frozen=True, order=True)
+class Origin:
+    """The exact token a value is written in. Lines and columns are 1-based, end exclusive;
+    byte offsets index the file's raw bytes (end exclusive)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    start_byte: int
+    end_byte: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value that cannot be resolved without running something; `reason` says why."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return f"unknown ({self.reason})"
+
+
+Scalar = Union[bool, int, float, str]
+# None stands for an explicit Python `None` / JSON `null` in the source.
+Value = Union[bool, int, float, str, None, Unknown]
+
+
+def is_known(value: Value) -> bool:
+    return not isinstance(value, Unknown)
+
+
+class SourceKind(str, Enum):
+    """Where a setting is written; the order of precedence lives in graph resolution."""
+
+    LAUNCHER_FLAG = "launcher flag"
+    SHELL_VARIABLE = "shell variable"
+    ENVIRONMENT = "environment"
+    SBATCH = "#SBATCH directive"
+    CONFIG_FILE = "config file"
+    CODE_KEYWORD = "keyword in code"
+    DATACLASS_DEFAULT = "dataclass default"
+    ARGPARSE_DEFAULT = "argparse default"
+    CODE_OVERRIDE = "set in code after parsing"
+    FRAMEWORK_DEFAULT = "framework default"
+    DERIVED = "derived"
+    ASSUMED = "assumed"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A value at its origin. `via` lists the settings it was computed from (nearest first),
+    e.g. the `$BATCH` token of a flag comes via the `16` of `BATCH=16`."""
+
+    value: Value
+    kind: SourceKind
+    origin: Optional[Origin] = None
+    text: str = ""
+    via: Tuple["Setting", ...] = ()
+    note: str = ""
+
+    def head(self) -> "Setting":
+        """The first place the value was written (the end of the provenance chain)."""
+        current = self
+        while len(current.via) == 1:
+            current = current.via[0]
+        return current
+
+    def chain(self) -> Tuple["Setting", ...]:
+        """This setting and every upstream one, nearest first (depth first)."""
+        out = [self]
+        for upstream in self.via:
+            out.extend(upstream.chain())
+        return tuple(out)
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Something a reader noticed about the text itself (a parse error, a broken continuation,
+    a construct it does not model). Checks turn the relevant ones into findings."""
+
+    kind: str
+    message: str
+    path: str
+    origin: Optional[Origin] = None
+
+
+class Applicability(str, Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True)
+class KnobChange:
+    """One knob of one run changes from `old` to `new` (`remove` deletes a line-level flag)."""
+
+    knob: str
+    old: Value
+    new: Value
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the bytes at `origin` with `content`. Rules use it for text repairs that involve no
+    knob (a broken `\\`); fixers produce them for knob changes."""
+
+    origin: Origin
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    changes: Tuple[KnobChange, ...] = ()
+    text_edits: Tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Related:
+    origin: Origin
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    path: str
+    origin: Optional[Origin]
+    run_id: Optional[str] = None
+    related: Tuple[Related, ...] = ()
+    fix: Optional[Fix] = None
+    # Byte edits the fixers planned for `fix` (empty when the fix is only a suggestion).
+    edits: Tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the entry script does beyond plain settings; None means it could not be told."""
+
+    entry_exists: Optional[bool] = None
+    # True: a Trainer gets an eval dataset (or one is built automatically); False: none; None: unclear.
+    eval_dataset: Optional[bool] = None
+    eval_dataset_origin: Optional[Origin] = None
+    compute_metrics: Optional[bool] = None
+    # Option names the entry point's parser accepts (None when the parser is not known).
+    accepted_flags: Optional[frozenset] = None
+    parse_known_args: bool = False
+    # A data-level factor: samples per item the entry script packs beyond the per-device batch.
+    batch_multiplier: Optional[Setting] = None
+    # The eval dataloader is built with the train batch size (code overrides the eval batch).
+    eval_uses_train_batch: bool = False
+    python_files: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """One training job as the trainer will see it."""
+
+    id: str
+    path: str
+    launcher: str
+    origin: Optional[Origin]
+    entry: Optional[str]
+    settings: Mapping[str, Setting]
+    pins: Mapping[str, Tuple[Setting, ...]] = field(default_factory=dict)
+    files: Tuple[str, ...] = ()
+    configs: Tuple[str, ...] = ()
+    diagnostics: Tuple[Diagnostic, ...] = ()
+    facts: RunFacts = field(default_factory=RunFacts)
+
+    def setting(self, knob: str) -> Optional[Setting]:
+        return self.settings.get(knob)
+
+    def value(self, knob: str, default: Value = None) -> Value:
+        found = self.settings.get(knob)
+        return default if found is None else found.value
+
+    def known(self, knob: str):
+        """The value if it is known and set, else None."""
+        value = self.value(knob)
+        return None if isinstance(value, Unknown) else value
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Per-GPU peak memory of one run, in GiB, with an interval and the terms behind it."""
+
+    gpu: str
+    capacity_gib: float
+    peak_gib: float
+    low_gib: float
+    high_gib: float
+    # Term name -> GiB: weights, gradients, optimizer, activations, logits, vision, eval, overhead.
+    breakdown: Mapping[str, float]
+    assumptions: Tuple[str, ...] = ()
+    # Inputs that were unknown and what value was assumed instead.
+    unknowns: Tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_gib <= self.capacity_gib
+
+    @property
+    def largest_term(self) -> str:
+        return max(self.breakdown, key=lambda k: self.breakdown[k]) if self.breakdown else ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a reporter formats: findings, the resolved runs and their memory estimates."""
+
+    findings: Tuple[Finding, ...]
+    runs: Tuple[TrainingRun, ...] = ()
+    estimates: Mapping[str, MemoryEstimate] = field(default_factory=dict)
+    # Run id -> (effective batch before, after) when fixes were applied.
+    effective_batches: Mapping[str, Tuple[Value, Value]] = field(default_factory=dict)

@@ -1,0 +1,229 @@
+"""Canonical settings ("knobs"), every spelling that writes them, their types and framework defaults."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+from trainlint.core import Unknown, Value
+
+# Namespaces a name is written in. "args" covers CLI flags, HF argument dataclass fields,
+# TrainingArguments(...) keywords and LLaMA-Factory YAML keys, which all share HF's names.
+ARGS, DEEPSPEED, AXOLOTL, ACCELERATE = "args", "deepspeed", "axolotl", "accelerate"
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    type: type
+    description: str
+    spellings: Dict[str, Tuple[str, ...]]
+    default: Value = None  # HF TrainingArguments default; None when the framework has none
+
+
+KNOBS: Tuple[Knob, ...] = (
+    Knob("per_device_train_batch_size", int, "per-device train micro-batch",
+         {ARGS: ("per_device_train_batch_size", "per_gpu_train_batch_size", "micro_batch_size", "micro-batch-size",
+                 "train_micro_batch_size_per_gpu"),
+          AXOLOTL: ("micro_batch_size",)}, 8),
+    Knob("per_device_eval_batch_size", int, "per-device eval batch",
+         {ARGS: ("per_device_eval_batch_size", "per_gpu_eval_batch_size", "eval_batch_size", "eval-micro-batch-size"),
+          AXOLOTL: ("eval_batch_size",)}, 8),
+    Knob("gradient_accumulation_steps", int, "gradient accumulation steps",
+         {ARGS: ("gradient_accumulation_steps", "gradient-accumulation-steps", "grad_accum_steps"),
+          AXOLOTL: ("gradient_accumulation_steps",), ACCELERATE: ("gradient_accumulation_steps",
+                                                                  "deepspeed_config.gradient_accumulation_steps")}, 1),
+    Knob("global_batch_size", int, "global batch from which accumulation is derived",
+         {ARGS: ("global-batch-size", "global_batch_size")}),
+    Knob("world_size", int, "number of training processes (GPUs)", {ACCELERATE: ("num_processes",)}),
+    Knob("num_nodes", int, "number of nodes", {ACCELERATE: ("num_machines",)}),
+    Knob("gradient_checkpointing", bool, "activation (gradient) checkpointing",
+         {ARGS: ("gradient_checkpointing", "checkpoint-activations", "recompute-activations"),
+          AXOLOTL: ("gradient_checkpointing",)}, False),
+    Knob("bf16", bool, "bf16 mixed precision", {ARGS: ("bf16",), AXOLOTL: ("bf16",)}, False),
+    Knob("fp16", bool, "fp16 mixed precision", {ARGS: ("fp16",), AXOLOTL: ("fp16",)}, False),
+    Knob("tf32", bool, "TF32 matmuls", {ARGS: ("tf32",), AXOLOTL: ("tf32",)}),
+    Knob("mixed_precision", str, "accelerate mixed precision", {ACCELERATE: ("mixed_precision",)}),
+    Knob("eval_strategy", str, "when evaluation runs",
+         {ARGS: ("eval_strategy", "evaluation_strategy")}, "no"),
+    Knob("eval_steps", float, "steps between evaluations", {ARGS: ("eval_steps",), AXOLOTL: ("eval_steps",)}),
+    Knob("logging_steps", float, "steps between logs", {ARGS: ("logging_steps",), AXOLOTL: ("logging_steps",)}, 500),
+    Knob("max_steps", int, "total optimizer steps", {ARGS: ("max_steps",), AXOLOTL: ("max_steps",)}, -1),
+    Knob("num_train_epochs", float, "epochs", {ARGS: ("num_train_epochs",), AXOLOTL: ("num_epochs",)}, 3.0),
+    Knob("max_seq_length", int, "maximum sequence length in tokens",
+         {ARGS: ("model_max_length", "max_seq_length", "max_length", "cutoff_len", "seq_length", "seq-length",
+                 "max_seq_len", "max-seq-len"),
+          AXOLOTL: ("sequence_len",)}),
+    Knob("zero_stage", int, "DeepSpeed ZeRO stage",
+         {DEEPSPEED: ("zero_optimization.stage",), ACCELERATE: ("deepspeed_config.zero_stage",)}, 0),
+    Knob("offload_optimizer", str, "ZeRO optimizer offload device",
+         {DEEPSPEED: ("zero_optimization.offload_optimizer.device", "zero_optimization.cpu_offload"),
+          ACCELERATE: ("deepspeed_config.offload_optimizer_device",)}, "none"),
+    Knob("offload_param", str, "ZeRO parameter offload device",
+         {DEEPSPEED: ("zero_optimization.offload_param.device", "zero_optimization.cpu_offload_params"),
+          ACCELERATE: ("deepspeed_config.offload_param_device",)}, "none"),
+    Knob("ds_micro_batch", int, "DeepSpeed train_micro_batch_size_per_gpu",
+         {DEEPSPEED: ("train_micro_batch_size_per_gpu",)}),
+    Knob("ds_gradient_accumulation_steps", int, "DeepSpeed gradient_accumulation_steps",
+         {DEEPSPEED: ("gradient_accumulation_steps",)}),
+    Knob("ds_train_batch_size", int, "DeepSpeed train_batch_size", {DEEPSPEED: ("train_batch_size",)}),
+    Knob("ds_bf16", bool, "DeepSpeed bf16.enabled", {DEEPSPEED: ("bf16.enabled", "bfloat16.enabled")}),
+    Knob("ds_fp16", bool, "DeepSpeed fp16.enabled", {DEEPSPEED: ("fp16.enabled",)}),
+    Knob("deepspeed", str, "DeepSpeed config path", {ARGS: ("deepspeed",), AXOLOTL: ("deepspeed",)}),
+    Knob("lora", bool, "LoRA adapters instead of full fine-tuning",
+         {ARGS: ("lora_enable", "use_lora", "lora"), AXOLOTL: ()}),
+    Knob("finetuning_type", str, "LLaMA-Factory finetuning type", {ARGS: ("finetuning_type",)}),
+    Knob("adapter", str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
+    Knob("lora_r", int, "LoRA rank", {ARGS: ("lora_r", "lora_rank"), AXOLOTL: ("lora_r",)}),
+    Knob("bits", int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
+    Knob("load_in_4bit", bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
+    Knob("load_in_8bit", bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),
+    Knob("model_name_or_path", str, "base model",
+         {ARGS: ("model_name_or_path", "model_name", "model_path", "pretrained_model_name_or_path", "base_model",
+                 "llm_path"),
+          AXOLOTL: ("base_model",)}),
+    Knob("vision_tower", str, "vision encoder", {ARGS: ("vision_tower", "image_tower", "vision_model")}),
+    Knob("image_tiles", int, "maximum image slices/crops per sample",
+         {ARGS: ("max_slice_nums", "hd_num", "max_dynamic_patch", "max_num_tiles", "image_crops")}),
+    Knob("image_aspect_ratio", str, "image preprocessing mode", {ARGS: ("image_aspect_ratio",)}),
+    Knob("tune_vision", bool, "vision encoder is trained", {ARGS: ("tune_vision", "unfreeze_vision_tower",
+                                                                   "tune_vision_tower")}),
+    Knob("freeze_vision_tower", bool, "vision encoder is frozen", {ARGS: ("freeze_vision_tower", "fix_vit")}),
+    Knob("eval_accumulation_steps", int, "eval steps before moving predictions to CPU",
+         {ARGS: ("eval_accumulation_steps",)}),
+    Knob("attn_implementation", str, "attention kernel",
+         {ARGS: ("attn_implementation",), AXOLOTL: ()}),
+    Knob("flash_attention", bool, "flash attention", {AXOLOTL: ("flash_attention",), ARGS: ("flash_attn",
+                                                                                            "use_flash_attn")}),
+    Knob("optim", str, "optimizer", {ARGS: ("optim",), AXOLOTL: ("optimizer",)}, "adamw_torch"),
+    Knob("torch_dtype", str, "dtype weights are loaded in", {ARGS: ("torch_dtype",)}),
+    Knob("alloc_conf", str, "PYTORCH_CUDA_ALLOC_CONF", {}),
+    Knob("eval_data", str, "evaluation data (a path or a split)",
+         {ARGS: ("eval_data_path", "eval_dataset", "val_size", "validation_file", "eval_file"),
+          AXOLOTL: ("val_set_size",)}),
+)
+
+_BY_NAME: Dict[str, Knob] = {knob.name: knob for knob in KNOBS}
+_BY_SPELLING: Dict[Tuple[str, str], str] = {}
+for _knob in KNOBS:
+    for _namespace, _names in _knob.spellings.items():
+        for _written in _names:
+            _BY_SPELLING.setdefault((_namespace, _written), _knob.name)
+
+
+def knob(name: str) -> Knob:
+    return _BY_NAME[name]
+
+
+def knob_for(written: str, namespace: str = ARGS) -> Optional[str]:
+    """The canonical knob for a name as written in a namespace (`--cutoff_len` -> max_seq_length).
+    Leading dashes are ignored; in "args", hyphens and underscores are interchangeable, as
+    HfArgumentParser accepts both."""
+    name = written.lstrip("-")
+    found = _BY_SPELLING.get((namespace, name))
+    if found is None and namespace == ARGS:
+        found = _BY_SPELLING.get((namespace, name.replace("-", "_"))) or _BY_SPELLING.get(
+            (namespace, name.replace("_", "-")))
+    return found
+
+
+_TRUE = {"true", "True", "TRUE", "1", "yes", "Yes"}
+_FALSE = {"false", "False", "FALSE", "0", "no", "No"}
+
+
+@dataclass(frozen=True)
+class Coerced:
+    value: Value
+    error: Optional[str] = None  # set when the text cannot be a value of the knob's type
+
+
+def coerce(name: str, value: Value) -> Coerced:
+    """Convert a value as written (often a string from the shell) to the knob's type."""
+    if isinstance(value, Unknown) or value is None:
+        return Coerced(value)
+    if isinstance(value, str) and value.strip() == "auto":
+        return Coerced("auto")  # DeepSpeed and the HF integration fill "auto" from the trainer
+    spec = _BY_NAME.get(name)
+    wanted = spec.type if spec else type(value)
+    try:
+        if wanted is bool:
+            if isinstance(value, bool):
+                return Coerced(value)
+            if isinstance(value, (int, float)):
+                return Coerced(bool(value))
+            text = str(value).strip()
+            if text in _TRUE:
+                return Coerced(True)
+            if text in _FALSE:
+                return Coerced(False)
+            return Coerced(Unknown(f"`{text}` is not a boolean"), f"`{text}` is not a boolean")
+        if wanted is int:
+            if isinstance(value, bool):
+                return Coerced(int(value))
+            if isinstance(value, int):
+                return Coerced(value)
+            if isinstance(value, float) and value.is_integer():
+                return Coerced(int(value))
+            text = str(value).strip()
+            try:
+                return Coerced(int(text))
+            except ValueError:
+                as_float = float(text)
+                if as_float.is_integer():
+                    return Coerced(int(as_float))
+                raise
+        if wanted is float:
+            if isinstance(value, bool):
+                raise ValueError
+            number = float(str(value).strip()) if not isinstance(value, (int, float)) else value
+            return Coerced(int(number) if float(number).is_integer() else float(number))
+        if wanted is str:
+            if isinstance(value, bool):
+                return Coerced(str(value).lower())
+            return Coerced(str(value))
+    except (ValueError, TypeError, OverflowError):
+        pass
+    type_name = {int: "an integer", float: "a number", str: "a string"}.get(wanted, wanted.__name__)
+    return Coerced(Unknown(f"`{value}` is not {type_name}"), f"`{value}` is not {type_name}")
+
+
+# Names of HF TrainingArguments fields that are booleans: a bare `--flag` on the command line sets them.
+HF_BOOL_FIELDS = frozenset({
+    "bf16", "fp16", "tf32", "do_train", "do_eval", "do_predict", "gradient_checkpointing", "overwrite_output_dir",
+    "remove_unused_columns", "group_by_length", "load_best_model_at_end", "disable_tqdm", "dataloader_pin_memory",
+    "dataloader_drop_last", "save_safetensors", "save_only_model", "push_to_hub", "bf16_full_eval", "fp16_full_eval",
+    "include_inputs_for_metrics", "prediction_loss_only", "no_cuda", "use_cpu", "auto_find_batch_size",
+    "torch_compile", "ddp_find_unused_parameters", "log_on_each_node", "skip_memory_metrics", "lazy_preprocess",
+    "freeze_mm_mlp_adapter", "tune_mm_mlp_adapter", "lora_enable", "use_lora", "q_lora", "tune_vision",
+    "group_by_modality_length", "fix_vit", "load_in_4bit", "load_in_8bit", "is_multimodal", "mm_use_im_start_end",
+    "mm_use_im_patch_token", "mm_projector_lr", "use_flash_attn", "flash_attn", "eval_on_start",
+})
+
+
+# Fields of HF `TrainingArguments` (recent releases), for telling which flags a parser accepts.
+# `evaluation_strategy` was removed in transformers 4.46 in favour of `eval_strategy`.
+HF_TRAINING_ARGUMENTS_FIELDS = frozenset({
+    "output_dir", "overwrite_output_dir", "do_train", "do_eval", "do_predict", "eval_strategy", "prediction_loss_only",
+    "per_device_train_batch_size", "per_device_eval_batch_size", "per_gpu_train_batch_size", "per_gpu_eval_batch_size",
+    "gradient_accumulation_steps", "eval_accumulation_steps", "eval_delay", "torch_empty_cache_steps",
+    "learning_rate", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "num_train_epochs",
+    "max_steps", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_ratio", "warmup_steps", "log_level",
+    "log_level_replica", "log_on_each_node", "logging_dir", "logging_strategy", "logging_first_step", "logging_steps",
+    "logging_nan_inf_filter", "save_strategy", "save_steps", "save_total_limit", "save_safetensors",
+    "save_on_each_node", "save_only_model", "restore_callback_states_from_checkpoint", "no_cuda", "use_cpu",
+    "use_mps_device", "seed", "data_seed", "jit_mode_eval", "use_ipex", "bf16", "fp16", "fp16_opt_level",
+    "half_precision_backend", "bf16_full_eval", "fp16_full_eval", "tf32", "local_rank", "ddp_backend", "tpu_num_cores",
+    "tpu_metrics_debug", "debug", "dataloader_drop_last", "eval_steps", "dataloader_num_workers",
+    "dataloader_prefetch_factor", "past_index", "run_name", "disable_tqdm", "remove_unused_columns", "label_names",
+    "load_best_model_at_end", "metric_for_best_model", "greater_is_better", "ignore_data_skip", "fsdp",
+    "fsdp_min_num_params", "fsdp_config", "fsdp_transformer_layer_cls_to_wrap", "accelerator_config", "deepspeed",
+    "label_smoothing_factor", "optim", "optim_args", "adafactor", "group_by_length", "length_column_name",
+    "report_to", "ddp_find_unused_parameters", "ddp_bucket_cap_mb", "ddp_broadcast_buffers",
+    "dataloader_pin_memory", "dataloader_persistent_workers", "skip_memory_metrics", "use_legacy_prediction_loop",
+    "push_to_hub", "resume_from_checkpoint", "hub_model_id", "hub_strategy", "hub_token", "hub_private_repo",
+    "hub_always_push", "gradient_checkpointing", "gradient_checkpointing_kwargs", "include_inputs_for_metrics",
+    "include_for_metrics", "eval_do_concat_batches", "fp16_backend", "push_to_hub_model_id",
+    "push_to_hub_organization", "push_to_hub_token", "mp_parameters", "auto_find_batch_size", "full_determinism",
+    "torchdynamo", "ray_scope", "ddp_timeout", "torch_compile", "torch_compile_backend", "torch_compile_mode",
+    "include_tokens_per_second", "include_num_input_tokens_seen", "neftune_noise_alpha", "optim_target_modules",
+    "batch_eval_metrics", "eval_on_start", "use_liger_kernel", "eval_use_gather_object", "average_tokens_across_devices",
+})

@@ -1,0 +1,123 @@
+"""One scan: files -> runs -> findings and memory estimates."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from trainlint.checks import CheckContext, all_rules
+from trainlint.core import Diagnostic, Finding, MemoryEstimate, Setting, SourceKind, TrainingRun, Unknown
+from trainlint.memory import estimate, find_gpu, gpu_from_memory
+from trainlint.resolution import Scan, scan
+from trainlint.resolution.workspace import Workspace
+
+DEFAULT_GPU = "a100-80gb"
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    gpu: object
+    gpu_assumed: bool
+    num_gpus: Optional[int] = None
+
+
+def make_target(gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None) -> Target:
+    if gpu and gpu_memory:
+        raise UsageError("--gpu and --gpu-memory are exclusive")
+    if gpu_memory:
+        return Target(gpu_from_memory(parse_memory(gpu_memory)), False, num_gpus)
+    if gpu:
+        found = find_gpu(gpu)
+        if found is None:
+            raise UsageError(f"unknown GPU `{gpu}`; `trainlint gpus` lists the known ones, or use --gpu-memory 48GiB")
+        return Target(found, False, num_gpus)
+    return Target(find_gpu(DEFAULT_GPU), True, num_gpus)
+
+
+def parse_memory(text: str) -> float:
+    """`40GiB`, `40 GB`, `48g`, `80` -> GiB (GB is read as the marketing decimal unit)."""
+    cleaned = text.strip().lower().replace(" ", "")
+    for suffix, factor in (("gib", 1.0), ("gb", 1e9 / 2**30), ("g", 1.0), ("mib", 1 / 1024), ("", 1.0)):
+        if cleaned.endswith(suffix):
+            number = cleaned[: len(cleaned) - len(suffix)] if suffix else cleaned
+            try:
+                value = float(number) * factor
+            except ValueError:
+                continue
+            if value > 0:
+                return value
+    raise UsageError(f"cannot read GPU memory `{text}` (try 40GiB)")
+
+
+@dataclass(frozen=True)
+class Selection:
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+
+    def allows(self, code: str) -> bool:
+        chosen = not self.select or any(code.startswith(prefix.upper()) for prefix in self.select)
+        return chosen and not any(code.startswith(prefix.upper()) for prefix in self.ignore)
+
+
+@dataclass
+class LintResult:
+    scan: Scan
+    findings: List[Finding] = field(default_factory=list)
+    estimates: Dict[str, MemoryEstimate] = field(default_factory=dict)
+
+
+def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
+    world = run.setting("world_size")
+    if num_gpus is None or (world is not None and not isinstance(world.value, Unknown)):
+        return run
+    assumed = Setting(num_gpus, SourceKind.ASSUMED, None, note="--num-gpus", via=(world,) if world else ())
+    settings = dict(run.settings)
+    settings["world_size"] = assumed
+    return replace(run, settings=settings)
+
+
+def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection(), exclude: Sequence[str] = (),
+         preserve_effective_batch: bool = False, workspace: Optional[Workspace] = None) -> LintResult:
+    found = scan(paths, exclude, workspace)
+    found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]
+    result = LintResult(found)
+    ctx = CheckContext(target.gpu, target.gpu_assumed, target.num_gpus, preserve_effective_batch)
+    rules = [rule for rule in all_rules() if selection.allows(rule.code)]
+    by_kind = {kind: rule for rule in rules for kind in rule.diagnostic_kinds}
+    for run in found.runs:
+        result.estimates[run.id] = estimate(run, target.gpu)
+        for rule in rules:
+            result.findings.extend(rule.check(run, ctx))
+        result.findings.extend(_from_diagnostics(run.diagnostics, by_kind, run))
+    result.findings.extend(_from_diagnostics(found.diagnostics, by_kind, None))
+    result.findings = _dedupe(result.findings)
+    return result
+
+
+def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind, run: Optional[TrainingRun]) -> List[Finding]:
+    out = []
+    for diagnostic in diagnostics:
+        rule = by_kind.get(diagnostic.kind)
+        if rule is not None:
+            out.append(rule.from_diagnostic(diagnostic, run))
+    return out
+
+
+def _dedupe(findings: List[Finding]) -> List[Finding]:
+    """A file shared by several runs reports its own problems once."""
+    seen = set()
+    out = []
+    for finding in findings:
+        origin = finding.origin
+        key = (finding.code, finding.path, origin.start_byte if origin else None, finding.message,
+               finding.run_id if finding.fix and finding.fix.changes else None)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(finding)
+    return sorted(out, key=lambda f: (f.path, f.origin.line if f.origin else 0, f.origin.column if f.origin else 0,
+                                      f.code))

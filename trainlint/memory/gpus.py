@@ -1,0 +1,86 @@
+"""GPU catalog: usable memory per device (what is left for tensors, in GiB) and bf16 support."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Dict, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One accelerator model. `total_gib` is the realistic capacity left for tensors (an "80GB" card
+    reports 81920 MiB in nvidia-smi and leaves about 79.2 GiB once the CUDA context is up)."""
+
+    name: str
+    total_gib: float
+    bf16: bool
+    aliases: Tuple[str, ...] = ()
+    key: str = ""
+    source: str = ""
+
+
+def _normalize(text: str) -> str:
+    text = text.strip().lower()
+    text = re.sub(r"^(nvidia|tesla|geforce|amd|instinct)[\s_-]+", "", text)
+    text = re.sub(r"^(tesla|geforce)[\s_-]+", "", text)
+    text = re.sub(r"[\s_]+", "-", text)
+    # "40G" and "40GB" mean the same card.
+    text = re.sub(r"(\d+)g\b", r"\1gb", text)
+    return text
+
+
+@lru_cache(maxsize=1)
+def _load() -> Dict[str, Gpu]:
+    text = resources.files("trainlint").joinpath("data", "gpus.csv").read_text(encoding="utf-8")
+    catalog: Dict[str, Gpu] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        aliases = tuple(a for a in row["aliases"].split("|") if a)
+        catalog[row["key"]] = Gpu(
+            name=row["name"],
+            total_gib=float(row["total_gib"]),
+            bf16=row["bf16"].strip().lower() == "true",
+            aliases=aliases,
+            key=row["key"],
+            source=row["source"],
+        )
+    return catalog
+
+
+def gpu_catalog() -> Dict[str, Gpu]:
+    """Every known GPU by its key (e.g. "a100-40gb")."""
+    return dict(_load())
+
+
+def find_gpu(name: str) -> Optional[Gpu]:
+    """Look a GPU up by key, alias or marketing name ("A100-SXM4-80GB", "a100 40GB", "h100", "3090")."""
+    if not name or not name.strip():
+        return None
+    wanted = _normalize(name)
+    catalog = _load()
+    for gpu in catalog.values():
+        names = {_normalize(gpu.key), _normalize(gpu.name)} | {_normalize(a) for a in gpu.aliases}
+        if wanted in names:
+            return gpu
+    # A memory size in the name decides between variants ("a100-sxm4-80gb-hbm2e").
+    size = re.search(r"(\d+)gb", wanted)
+    family = re.sub(r"-?\d+gb.*$", "", wanted)
+    best: Optional[Gpu] = None
+    for gpu in catalog.values():
+        names = [_normalize(a) for a in gpu.aliases] + [_normalize(gpu.key)]
+        if not any(n and (family.startswith(n) or n.startswith(family)) for n in names if family):
+            continue
+        if size and not any(size.group(0) in n for n in names):
+            continue
+        if best is None or (not size and gpu.total_gib < best.total_gib):
+            best = gpu
+    return best
+
+
+def gpu_from_memory(gib: float) -> Gpu:
+    """A generic device for `--gpu-memory`: the given size is taken as usable memory, bf16 assumed."""
+    value = float(gib)
+    return Gpu(name=f"{value:g} GiB GPU", total_gib=value, bf16=True, aliases=(), key=f"{value:g}gib")

@@ -1,0 +1,159 @@
+"""What each reader hands to the settings graph. Readers know formats, never rules."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple
+
+from trainlint.core import Diagnostic, Origin, Setting
+
+
+# ---------------------------------------------------------------- shell
+@dataclass(frozen=True)
+class Launch:
+    """A command that starts training: `deepspeed train.py --flags`, `torchrun ... -m pkg.train`.
+
+    Every argument is a Setting whose value is the word after expansion (a str, or Unknown),
+    whose origin is the token as written, and whose `via` names the variable assignments it came
+    from. An unquoted `$DISTRIBUTED_ARGS` is split into one Setting per word, each with the origin
+    of that word inside the assignment's string.
+    """
+
+    launcher: str  # deepspeed | torchrun | torch.distributed.launch | torch.distributed.run | accelerate | python | llamafactory-cli
+    origin: Origin  # the whole command
+    launcher_args: Tuple[Setting, ...]  # words between the launcher and the entry point
+    entry: Optional[Setting]  # the script path (or module name when entry_is_module)
+    entry_is_module: bool
+    script_args: Tuple[Setting, ...]
+    # Environment visible to the launched process: exported variables and command prefixes.
+    env: Mapping[str, Setting] = field(default_factory=dict)
+    # Directory the command runs in, relative to the script's directory, when a `cd` is known.
+    cwd: Optional[str] = None
+    # `"$@"`/`$*` among the arguments: the caller may add flags trainlint cannot see.
+    passthrough: bool = False
+    # Wrapped as `srun ... bash -c '...'` or similar: only exported variables reach it.
+    wrapper: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Flow:
+    """The value written at `source` is used at `target` (a `$VAR` expansion, anywhere)."""
+
+    source: Origin
+    target: Origin
+
+
+@dataclass(frozen=True)
+class ShellScript:
+    path: str
+    launches: Tuple[Launch, ...]
+    # `#SBATCH --nodes=2`, `--gres=gpu:8`, `--ntasks-per-node=8` keyed by option name without dashes.
+    sbatch: Mapping[str, Setting] = field(default_factory=dict)
+    flows: Tuple[Flow, ...] = ()
+    diagnostics: Tuple[Diagnostic, ...] = ()
+
+
+# ---------------------------------------------------------------- python
+@dataclass(frozen=True)
+class FieldDefault:
+    """A dataclass field or an argparse argument, with its default."""
+
+    name: str  # the attribute name (argparse: dest)
+    default: Optional[Setting]  # None when the field has no default (required)
+    owner: str  # class name, or "argparse"
+    option_strings: Tuple[str, ...] = ()  # argparse: ("--eval_iters",); dataclass: ()
+    type_name: str = ""  # annotation or argparse type= as written: "int", "bool", "Optional[str]"
+    origin: Optional[Origin] = None  # the field / add_argument call
+
+
+@dataclass(frozen=True)
+class DataclassInfo:
+    name: str
+    bases: Tuple[str, ...]  # as written: "transformers.TrainingArguments", "TrainingArguments"
+    fields: Tuple[FieldDefault, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Keyword:
+    """A keyword argument of a call in code. When the value is read from a parsed namespace
+    (`eval_steps=args.eval_iters`, `fp16=not args.bf16`), `reference` names the attribute and the
+    graph resolves it; `negated` says a `not` was applied."""
+
+    name: str
+    setting: Setting
+    reference: Optional[str] = None
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class ConfigCall:
+    """`TrainingArguments(...)`, `Seq2SeqTrainingArguments(...)`, TRL `SFTConfig(...)`, ..."""
+
+    callee: str
+    keywords: Tuple[Keyword, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class TrainerCall:
+    """`Trainer(...)` or a subclass: whether it is given an eval dataset and metrics."""
+
+    callee: str
+    origin: Origin
+    # Setting of the `eval_dataset=` keyword (value None for a literal None, Unknown for an expression),
+    # or None when the keyword is absent.
+    eval_dataset: Optional[Setting] = None
+    compute_metrics: Optional[Setting] = None
+    # `**data_module`-style splats: the keywords cannot be seen.
+    has_splat: bool = False
+
+
+@dataclass(frozen=True)
+class Override:
+    """A setting assigned in code after parsing (`training_args.gradient_checkpointing = True`),
+    or implied by a call (`model.gradient_checkpointing_enable()` → gradient_checkpointing True)."""
+
+    name: str
+    setting: Setting
+    target: str = ""  # the object written to, e.g. "training_args"
+
+
+@dataclass(frozen=True)
+class ImportInfo:
+    module: str  # dotted, as written ("llava.train.train"; relative imports keep their dots: ".arguments")
+    names: Tuple[str, ...]
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class PythonModule:
+    path: str
+    dataclasses: Tuple[DataclassInfo, ...] = ()
+    argparse_args: Tuple[FieldDefault, ...] = ()
+    # Each HfArgumentParser((A, B, C)) call: the class names it is given, as written.
+    hf_parsers: Tuple[Tuple[str, ...], ...] = ()
+    config_calls: Tuple[ConfigCall, ...] = ()
+    trainer_calls: Tuple[TrainerCall, ...] = ()
+    overrides: Tuple[Override, ...] = ()
+    imports: Tuple[ImportInfo, ...] = ()
+    # Names of functions called at module level or under `if __name__ == "__main__":`.
+    main_calls: Tuple[str, ...] = ()
+    parse_known_args: bool = False
+    # Keyword settings in other calls that pin a knob: Accelerator(gradient_accumulation_steps=...),
+    # DataLoader(batch_size=...), from_pretrained(attn_implementation=..., torch_dtype=...).
+    other_keywords: Tuple[Tuple[str, Keyword], ...] = ()
+    diagnostics: Tuple[Diagnostic, ...] = ()
+
+
+# ---------------------------------------------------------------- json / yaml
+@dataclass(frozen=True)
+class ConfigFile:
+    """A DeepSpeed JSON, a LLaMA-Factory/axolotl/accelerate YAML: each scalar by dotted key path
+    ("zero_optimization.offload_optimizer.device"), with the origin of the value token."""
+
+    path: str
+    format: str  # "json" | "yaml"
+    values: Mapping[str, Setting]
+    # Origins of the keys themselves, by the same dotted path (for messages about structure).
+    key_origins: Mapping[str, Origin] = field(default_factory=dict)
+    diagnostics: Tuple[Diagnostic, ...] = ()

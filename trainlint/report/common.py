@@ -1,0 +1,267 @@
+"""What every reporter shares: paths relative to the root, ordering, fix wording, the summary line,
+effective batches and the fingerprint that identifies a finding across line shifts."""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from trainlint.core import (
+    Applicability,
+    Edit,
+    Finding,
+    KnobChange,
+    Report,
+    Severity,
+    TrainingRun,
+    Unknown,
+    Value,
+)
+from trainlint.readers.source import SourceText, read_source
+
+SEVERITY_ORDER: Tuple[Severity, ...] = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+RULES_DOC_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules.md"
+PROJECT_URL = "https://github.com/trainlint/trainlint"
+TAB_WIDTH = 4
+_RUN_LINE_SUFFIX = re.compile(r":\d+$")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+# --- paths -------------------------------------------------------------------------------------
+
+def relative_path(path: str, root: str = ".") -> str:
+    """`path` relative to `root` with forward slashes when it lies below `root`, else as given.
+    Relative paths are taken as relative to the working directory, like readers write them."""
+    if not path:
+        return path
+    absolute = os.path.abspath(path)
+    base = os.path.abspath(root)
+    for candidate, anchor in ((absolute, base), (os.path.realpath(absolute), os.path.realpath(base))):
+        try:
+            rel = os.path.relpath(candidate, anchor)
+        except ValueError:  # another drive on Windows
+            continue
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return Path(rel).as_posix()
+    return Path(path).as_posix()
+
+
+@dataclass
+class SourceLines:
+    """Reads each file once per rendering (never raises); lines split on '\\n' like Origin counts them."""
+
+    root: str = "."
+    _cache: Dict[str, Optional[List[str]]] = field(default_factory=dict)
+
+    def lines(self, path: str) -> Optional[List[str]]:
+        if path not in self._cache:
+            self._cache[path] = self._read(path)
+        return self._cache[path]
+
+    def line(self, path: str, number: int) -> Optional[str]:
+        lines = self.lines(path)
+        if lines is None or not 0 < number <= len(lines):
+            return None
+        return lines[number - 1]
+
+    def _read(self, path: str) -> Optional[List[str]]:
+        for candidate in self._candidates(path):
+            source = read_source(candidate)
+            if isinstance(source, SourceText):
+                return [line[:-1] if line.endswith("\r") else line for line in source.text.split("\n")]
+        return None
+
+    def _candidates(self, path: str) -> List[str]:
+        found = [path]
+        if not os.path.isabs(path):
+            found.append(os.path.join(self.root, path))
+        return found
+
+
+# --- findings ----------------------------------------------------------------------------------
+
+def severity_of(finding: Finding) -> Severity:
+    try:
+        return Severity(finding.severity)
+    except ValueError:
+        return Severity.WARNING
+
+
+def location_key(finding: Finding, root: str) -> Tuple[str, int, int, str, str]:
+    origin = finding.origin
+    line, column = (origin.line, origin.column) if origin else (0, 0)
+    return (relative_path(finding.path, root), line, column, finding.code, finding.message)
+
+
+def by_location(findings: Iterable[Finding], root: str) -> List[Finding]:
+    return sorted(findings, key=lambda f: location_key(f, root))
+
+
+def by_severity(findings: Iterable[Finding], root: str) -> List[Finding]:
+    return sorted(findings, key=lambda f: (-severity_of(f).rank,) + location_key(f, root))
+
+
+def fix_edits(finding: Finding) -> Tuple[Edit, ...]:
+    """The byte edits that apply the finding's fix: the fixers' plan plus the rule's own text repairs."""
+    edits: List[Edit] = list(finding.edits)
+    if finding.fix is not None:
+        edits.extend(edit for edit in finding.fix.text_edits if edit not in edits)
+    return tuple(edits)
+
+
+def is_fixable(finding: Finding, applicability: Applicability) -> bool:
+    """`trainlint fix` applies it (safe), or applies it under --unsafe-fixes (unsafe)."""
+    return (
+        finding.fix is not None
+        and finding.fix.applicability == applicability
+        and bool(fix_edits(finding))
+    )
+
+
+def format_value(value: Value) -> str:
+    if isinstance(value, Unknown):
+        return "?"
+    if value is None:
+        return "None"
+    return str(value)
+
+
+def describe_change(change: KnobChange) -> str:
+    if change.new is None:
+        return f"{change.knob} {format_value(change.old)} → removed"
+    return f"{change.knob} {format_value(change.old)} → {format_value(change.new)}"
+
+
+def fix_line(finding: Finding) -> Optional[str]:
+    """`fix (safe): a 8 → 4, b 2 → 4 (reason)`, or `suggestion: ...` when nothing would be edited."""
+    fix = finding.fix
+    if fix is None:
+        return None
+    changes = ", ".join(describe_change(change) for change in fix.changes)
+    body = " — ".join(part for part in (changes, fix.message.strip()) if part)
+    applies = fix.applicability != Applicability.DISPLAY_ONLY and fix_edits(finding)
+    if applies:
+        return f"fix ({applicability_name(fix)}): {body}"
+    return f"suggestion: {body}"
+
+
+def applicability_name(fix) -> str:
+    return str(getattr(fix.applicability, "value", fix.applicability))
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- the summary line --------------------------------------------------------------------------
+
+def _plural(count: int, word: str) -> str:
+    if word == "info":
+        return f"{count} info"
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def summary_line(report: Report) -> str:
+    """`Found 3 problems (2 errors, 1 warning) in 2 jobs; 1 fixable with `trainlint fix`, ...`."""
+    findings = report.findings
+    if not findings:
+        jobs = f" in {_plural(len(report.runs), 'job')}" if report.runs else ""
+        return f"No problems found{jobs}."
+    counts = [(severity, sum(1 for f in findings if severity_of(f) == severity)) for severity in SEVERITY_ORDER]
+    by_kind = ", ".join(_plural(count, severity.value) for severity, count in counts if count)
+    text = f"Found {_plural(len(findings), 'problem')} ({by_kind})"
+    jobs = {f.run_id for f in findings if f.run_id is not None}
+    if jobs:
+        text += f" in {_plural(len(jobs), 'job')}"
+    safe = sum(1 for f in findings if is_fixable(f, Applicability.SAFE))
+    unsafe = sum(1 for f in findings if is_fixable(f, Applicability.UNSAFE))
+    if safe and unsafe:
+        text += f"; {safe} fixable with `trainlint fix`, {unsafe} more with --unsafe-fixes"
+    elif safe:
+        text += f"; {safe} fixable with `trainlint fix`"
+    elif unsafe:
+        text += f"; {unsafe} fixable with `trainlint fix --unsafe-fixes`"
+    return text + "."
+
+
+# --- runs --------------------------------------------------------------------------------------
+
+BATCH_FACTORS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size")
+
+
+def _as_count(value: Value) -> Optional[int]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _factor(run: TrainingRun, knob: str) -> Tuple[Optional[int], str]:
+    setting = run.setting(knob)
+    if setting is None:
+        return None, f"{knob} is not set"
+    if isinstance(setting.value, Unknown):
+        return None, f"{knob} is unknown: {setting.value.reason}"
+    count = _as_count(setting.value)
+    if count is None:
+        return None, f"{knob} is not a whole number ({setting.value!r})"
+    return count, ""
+
+
+def effective_batch(run: TrainingRun) -> Value:
+    """per-device batch × accumulation × world size (× the entry script's data multiplier), or
+    Unknown saying which factor is missing."""
+    product = 1
+    for knob in BATCH_FACTORS:
+        count, reason = _factor(run, knob)
+        if count is None:
+            return Unknown(reason)
+        product *= count
+    multiplier = run.facts.batch_multiplier
+    if multiplier is not None:
+        if isinstance(multiplier.value, Unknown):
+            return Unknown(f"the batch multiplier is unknown: {multiplier.value.reason}")
+        count = _as_count(multiplier.value)
+        if count is None:
+            return Unknown(f"the batch multiplier is not a whole number ({multiplier.value!r})")
+        product *= count
+    return product
+
+
+def relative_run_id(run_id: Optional[str], root: str = ".") -> Optional[str]:
+    """Run ids are `path:line`; the path part follows the same root as every other path."""
+    if not run_id:
+        return run_id
+    suffix = _RUN_LINE_SUFFIX.search(run_id)
+    path = run_id[: suffix.start()] if suffix else run_id
+    return relative_path(path, root) + (suffix.group(0) if suffix else "")
+
+
+def run_by_id(report: Report) -> Dict[str, TrainingRun]:
+    return {run.id: run for run in report.runs}
+
+
+# --- fingerprints ------------------------------------------------------------------------------
+
+def fingerprint(finding: Finding, root: str = ".", sources: Optional[SourceLines] = None) -> str:
+    """A stable identity for a finding that survives edits elsewhere in the file: the code, the
+    path relative to `root`, the run (without its line number) and the text of the origin line
+    (whitespace-normalised). The message is left out: its numbers move with the estimates.
+    Identical findings on identical lines of one file share a fingerprint."""
+    sources = sources or SourceLines(root)
+    line_text = ""
+    if finding.origin is not None:
+        line_text = sources.line(finding.origin.path, finding.origin.line) or ""
+    if not line_text:
+        # No readable line to anchor on: the message without its numbers is the next stable thing.
+        line_text = _NUMBER.sub("#", finding.message)
+    run = _RUN_LINE_SUFFIX.sub("", relative_run_id(finding.run_id, root) or "")
+    parts: Sequence[str] = (finding.code, relative_path(finding.path, root), run, one_line(line_text))
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]

@@ -1,0 +1,19 @@
+"""`--output-format concise`: one `path:line:col: CODE [severity] message` line per finding (ruff's
+shape, so editor problem matchers pick it up), in file order, then the summary line."""
+from __future__ import annotations
+
+from trainlint.core import Finding, Report
+from trainlint.report.common import by_location, one_line, relative_path, severity_of, summary_line
+
+
+def finding_line(finding: Finding, root: str = ".") -> str:
+    # A finding with no origin points at the top of its file, as ruff does for file-level rules.
+    line, column = (finding.origin.line, finding.origin.column) if finding.origin else (1, 1)
+    path = relative_path(finding.path, root)
+    return f"{path}:{line}:{column}: {finding.code} [{severity_of(finding).value}] {one_line(finding.message)}"
+
+
+def render_concise(report: Report, *, root: str = ".") -> str:
+    lines = [finding_line(finding, root) for finding in by_location(report.findings, root)]
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,138 @@
+"""`--output-format json`: the documented contract (ARCHITECTURE.md, "JSON output"). Keys appear in
+the contract's order; unknown values are null with a sibling reason."""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Dict, List, Optional
+
+from trainlint import __version__
+from trainlint.core import Edit, Finding, MemoryEstimate, Origin, Report, Setting, TrainingRun, Unknown, Value
+from trainlint.report.common import (
+    applicability_name,
+    by_location,
+    effective_batch,
+    fix_edits,
+    relative_path,
+    relative_run_id,
+    severity_of,
+)
+
+Json = Dict[str, Any]
+
+
+def render_json(report: Report, *, root: str = ".") -> str:
+    document = report_document(report, root=root)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+
+
+def report_document(report: Report, *, root: str = ".") -> Json:
+    return {
+        "version": __version__,
+        "findings": [finding_document(finding, root) for finding in by_location(report.findings, root)],
+        "runs": [run_document(run, report.estimates.get(run.id), root) for run in report.runs],
+    }
+
+
+def _position(origin: Optional[Origin], root: str, fallback_path: str = "") -> Json:
+    if origin is None:
+        return {"path": relative_path(fallback_path, root) if fallback_path else None, "line": None, "column": None}
+    return {"path": relative_path(origin.path, root), "line": origin.line, "column": origin.column}
+
+
+def _span(origin: Optional[Origin], root: str, fallback_path: str) -> Json:
+    position = _position(origin, root, fallback_path)
+    position["end_line"] = origin.end_line if origin else None
+    position["end_column"] = origin.end_column if origin else None
+    return position
+
+
+def finding_document(finding: Finding, root: str) -> Json:
+    document: Json = {
+        "code": finding.code,
+        "name": finding.name,
+        "severity": severity_of(finding).value,
+        "message": finding.message,
+    }
+    document.update(_span(finding.origin, root, finding.path))
+    document["path"] = relative_path(finding.path, root)
+    document["run"] = relative_run_id(finding.run_id, root)
+    document["related"] = [
+        dict(_position(related.origin, root), message=related.message) for related in finding.related
+    ]
+    document["fix"] = _fix_document(finding, root)
+    return document
+
+
+def _edit_document(edit: Edit, root: str) -> Json:
+    document = _span(edit.origin, root, edit.origin.path)
+    document["content"] = edit.content
+    return document
+
+
+def _fix_document(finding: Finding, root: str) -> Optional[Json]:
+    if finding.fix is None:
+        return None
+    return {
+        "applicability": applicability_name(finding.fix),
+        "message": finding.fix.message,
+        "edits": [_edit_document(edit, root) for edit in fix_edits(finding)],
+    }
+
+
+def _plain(value: Value) -> Any:
+    """A JSON-safe scalar: non-finite floats have no JSON spelling, so they travel as text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _with_reason(key: str, value: Value) -> Json:
+    if isinstance(value, Unknown):
+        return {key: None, f"{key}_reason": value.reason}
+    return {key: _plain(value)}
+
+
+def setting_document(setting: Setting, root: str) -> Json:
+    document: Json = {}
+    if isinstance(setting.value, Unknown):
+        document.update(value=None, reason=setting.value.reason)
+    else:
+        document["value"] = _plain(setting.value)
+    document.update(_position(setting.origin, root))
+    return document
+
+
+def _world_size(run: TrainingRun) -> Value:
+    setting = run.setting("world_size")
+    return Unknown("world_size is not set") if setting is None else setting.value
+
+
+def run_document(run: TrainingRun, estimate: Optional[MemoryEstimate], root: str) -> Json:
+    document: Json = {
+        "id": relative_run_id(run.id, root),
+        "launcher": run.launcher,
+        "entry": relative_path(run.entry, root) if run.entry else None,
+    }
+    document.update(_with_reason("world_size", _world_size(run)))
+    document["settings"] = {knob: setting_document(run.settings[knob], root) for knob in sorted(run.settings)}
+    document.update(_with_reason("effective_batch", effective_batch(run)))
+    document["memory"] = memory_document(estimate) if estimate is not None else None
+    return document
+
+
+def _gib(value: float) -> Any:
+    return round(value, 2) if math.isfinite(value) else str(value)
+
+
+def memory_document(estimate: MemoryEstimate) -> Json:
+    breakdown: List[Any] = [(term, _gib(gib)) for term, gib in estimate.breakdown.items()]
+    return {
+        "gpu": estimate.gpu,
+        "capacity_gib": _gib(estimate.capacity_gib),
+        "peak_gib": _gib(estimate.peak_gib),
+        "low_gib": _gib(estimate.low_gib),
+        "high_gib": _gib(estimate.high_gib),
+        "breakdown": dict(breakdown),
+        "assumptions": list(estimate.assumptions),
+    }

@@ -1,0 +1,112 @@
+"""Terminal views of resolved jobs (`trainlint show`) and their memory (`trainlint estimate`)."""
+from __future__ import annotations
+
+import io
+from typing import Iterable, Mapping, Optional, Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from trainlint.core import MemoryEstimate, Setting, TrainingRun, Unknown
+from trainlint.report.common import effective_batch, format_value, relative_path
+
+# The knobs a user reads first; the rest follow alphabetically.
+LEADING_KNOBS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size", "per_device_eval_batch_size",
+                 "eval_strategy", "eval_steps", "max_seq_length", "bf16", "fp16", "gradient_checkpointing",
+                 "zero_stage", "offload_optimizer", "offload_param", "model_name_or_path", "vision_tower", "deepspeed")
+
+
+def _console(color: bool, buffer: io.StringIO) -> Console:
+    return Console(file=buffer, force_terminal=color, no_color=not color, width=120, highlight=False,
+                   color_system="standard" if color else None)
+
+
+def origin_text(setting: Setting, root: str) -> str:
+    """`scripts/finetune.sh:14:35 (launcher flag) ← line 3` or why the value is what it is."""
+    if setting.origin is not None:
+        text = f"{relative_path(setting.origin.path, root)}:{setting.origin.line}:{setting.origin.column}"
+        text += f" ({setting.kind.value})"
+        ups = [s for s in setting.chain()[1:] if s.origin is not None]
+        for upstream in ups:
+            same_file = upstream.origin.path == setting.origin.path
+            where = f"line {upstream.origin.line}" if same_file else (
+                f"{relative_path(upstream.origin.path, root)}:{upstream.origin.line}")
+            text += f" ← `{upstream.text or upstream.value}` at {where}"
+        return text
+    note = f": {setting.note}" if setting.note else ""
+    return f"{setting.kind.value}{note}"
+
+
+def ordered_knobs(settings: Mapping[str, Setting]) -> Sequence[str]:
+    leading = [k for k in LEADING_KNOBS if k in settings]
+    return leading + sorted(k for k in settings if k not in LEADING_KNOBS)
+
+
+def render_show(runs: Iterable[TrainingRun], *, root: str = ".", color: bool = False) -> str:
+    buffer = io.StringIO()
+    console = _console(color, buffer)
+    runs = list(runs)
+    if not runs:
+        console.print("No training jobs found.")
+    for run in runs:
+        title = f"{run.id}  [{run.launcher}]"
+        if run.entry:
+            title += f" → {run.entry}"
+        table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+        table.add_column("setting")
+        table.add_column("value")
+        table.add_column("from")
+        for name in ordered_knobs(run.settings):
+            setting = run.settings[name]
+            value = setting.value
+            shown = Text(f"unknown: {value.reason}", style="yellow") if isinstance(value, Unknown) else Text(
+                format_value(value))
+            table.add_row(name, shown, origin_text(setting, root))
+        batch = effective_batch(run)
+        table.add_row(Text("effective batch", style="bold"),
+                      Text(str(batch) if not isinstance(batch, Unknown) else f"unknown: {batch.reason}"),
+                      "per-device × accumulation × world size")
+        console.print(table)
+        facts = run.facts
+        eval_text = {True: "given", False: "none (eval_dataset=None)", None: "cannot be told statically"}[
+            facts.eval_dataset]
+        console.print(f"  eval dataset: {eval_text}; configs: {', '.join(run.configs) or 'none'}")
+        console.print()
+    return buffer.getvalue()
+
+
+def _bar(value: float, scale: float, width: int = 40) -> str:
+    cells = int(round(width * value / scale)) if scale > 0 else 0
+    return "█" * max(0, min(width, cells))
+
+
+def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, MemoryEstimate],
+                     suggestions: Optional[Mapping[str, Sequence]] = None, *, color: bool = False) -> str:
+    buffer = io.StringIO()
+    console = _console(color, buffer)
+    for run in runs:
+        estimate = estimates.get(run.id)
+        if estimate is None:
+            continue
+        verdict = Text("fits", style="green") if estimate.fits else Text("does not fit", style="bold red")
+        header = Text(f"{run.id}: {estimate.peak_gib:.1f} GiB per GPU "
+                      f"({estimate.low_gib:.1f}–{estimate.high_gib:.1f}) on {estimate.gpu} "
+                      f"with {estimate.capacity_gib:.1f} GiB: ")
+        header.append(verdict)
+        console.print(header)
+        scale = max(estimate.capacity_gib, estimate.high_gib)
+        for term, gib in sorted(estimate.breakdown.items(), key=lambda item: -item[1]):
+            console.print(f"  {term:<12} {gib:6.1f} GiB  {_bar(gib, scale)}")
+        console.print(f"  {'capacity':<12} {estimate.capacity_gib:6.1f} GiB  {_bar(estimate.capacity_gib, scale)}│")
+        for line in estimate.assumptions:
+            console.print(f"  assumes: {line}")
+        for line in estimate.unknowns:
+            console.print(Text(f"  unknown: {line}", style="yellow"))
+        for suggestion in (suggestions or {}).get(run.id, ()):
+            new = getattr(suggestion, "estimate", None)
+            description = getattr(suggestion, "description", str(suggestion))
+            tail = f" → {new.peak_gib:.1f} GiB" + (" (fits)" if new.fits else "") if new is not None else ""
+            console.print(f"  to fit: {description}{tail}")
+        console.print()
+    return buffer.getvalue()

@@ -1,0 +1,121 @@
+"""Turning the paths a user names into training runs, joined in one settings graph."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, List, Sequence, Tuple
+
+from trainlint.core import Diagnostic, TrainingRun
+from trainlint.graph import SettingsGraph
+from trainlint.readers.source import display_path
+from trainlint.resolution.runs import build_run, python_run, recipe_run
+from trainlint.resolution.workspace import Workspace
+
+SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch"}
+YAML_SUFFIXES = {".yaml", ".yml"}
+SKIP_DIRS = {".git", ".hg", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "site-packages",
+             "build", "dist", ".eggs"}
+RECIPE_KEYS = ("per_device_train_batch_size", "micro_batch_size", "gradient_accumulation_steps")
+
+
+@dataclass
+class Scan:
+    runs: List[TrainingRun] = field(default_factory=list)
+    # Problems with files that belong to no run (an unreadable launcher, a path that does not exist).
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    graph: SettingsGraph = field(default_factory=SettingsGraph)
+    scanned: List[str] = field(default_factory=list)
+
+
+def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[Path], List[Diagnostic]]:
+    """Files to read: named files as they are; shell scripts and YAML recipes below named folders."""
+    found: List[Path] = []
+    problems: List[Diagnostic] = []
+    for path in paths:
+        if not path.exists():
+            problems.append(Diagnostic("missing-file", f"{path} does not exist", str(path)))
+        elif path.is_dir():
+            for folder, dirnames, filenames in os.walk(path):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+                for name in sorted(filenames):
+                    candidate = Path(folder) / name
+                    if candidate.suffix.lower() in SHELL_SUFFIXES | YAML_SUFFIXES and not _excluded(candidate, exclude):
+                        found.append(candidate)
+        else:
+            found.append(path)
+    return found, problems
+
+
+def _excluded(path: Path, patterns: Sequence[str]) -> bool:
+    shown = display_path(path)
+    return any(Path(shown).match(p) or shown.startswith(p.rstrip("/") + "/") for p in patterns)
+
+
+def _is_recipe(workspace: Workspace, path: Path) -> bool:
+    config = workspace.config(path)
+    return any(key in config.values for key in RECIPE_KEYS)
+
+
+def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspace = None) -> Scan:
+    workspace = workspace or Workspace()
+    result = Scan()
+    files, problems = discover(paths, exclude)
+    result.diagnostics.extend(problems)
+    explicit = {p.resolve() for p in paths if p.is_file()}
+    entries_seen = set()
+    python_candidates: List[Path] = []
+    for path in files:
+        result.scanned.append(display_path(path))
+        suffix = path.suffix.lower()
+        if suffix == ".py":
+            python_candidates.append(path)
+        elif suffix in YAML_SUFFIXES:
+            if path.resolve() in explicit or _is_recipe(workspace, path):
+                config = workspace.config(path)
+                if config.diagnostics and not config.values:
+                    result.diagnostics.extend(config.diagnostics)
+                elif any(key in config.values for key in RECIPE_KEYS):
+                    result.runs.append(recipe_run(path, workspace))
+        elif suffix == ".json":
+            config = workspace.config(path)
+            result.diagnostics.extend(config.diagnostics)
+        else:
+            script = workspace.shell(path)
+            result.graph.add_flows(script.flows)
+            attached = set()
+            for launch in script.launches:
+                run = build_run(launch, path, workspace)
+                if run is None:
+                    continue
+                own = _diagnostics_within(script.diagnostics, launch)
+                attached.update(id(d) for d in own)
+                run = _with_diagnostics(run, own)
+                result.runs.append(run)
+                entries_seen.update(run.facts.python_files[:1])
+            result.diagnostics.extend(d for d in script.diagnostics if id(d) not in attached)
+    for path in python_candidates:
+        if display_path(path) in entries_seen:
+            continue
+        module = workspace.python(path)
+        result.diagnostics.extend(module.diagnostics)
+        run = python_run(path, workspace)
+        if run is not None:
+            result.runs.append(run)
+    for run in result.runs:
+        result.graph.add_run(run)
+    return result
+
+
+def _diagnostics_within(diagnostics: Iterable[Diagnostic], launch) -> List[Diagnostic]:
+    """Diagnostics inside a launch command, or on the line right after it (a broken continuation
+    ends the command early, so its orphaned flags follow it)."""
+    first, last = launch.origin.line, launch.origin.end_line
+    return [d for d in diagnostics if d.origin is not None and d.origin.path == launch.origin.path
+            and first <= d.origin.line <= last + 1]
+
+
+def _with_diagnostics(run: TrainingRun, extra: List[Diagnostic]) -> TrainingRun:
+    from dataclasses import replace
+
+    return replace(run, diagnostics=tuple(extra) + run.diagnostics) if extra else run

@@ -1,0 +1,189 @@
+"""What an entry script and the local modules it imports tell about its settings."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from trainlint.core import Diagnostic, Setting
+from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
+from trainlint.readers.facts import (
+    ConfigCall,
+    DataclassInfo,
+    FieldDefault,
+    Keyword,
+    Override,
+    PythonModule,
+    TrainerCall,
+)
+from trainlint.resolution.workspace import Workspace
+
+MAX_DEPTH = 3
+MAX_MODULES = 40
+_HF_ARGUMENT_BASES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
+                      "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig")
+
+
+def _last(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]
+
+
+@dataclass
+class EntryFacts:
+    path: Path
+    modules: List[PythonModule] = field(default_factory=list)
+    # Fields of the argument dataclasses the parser is given, by attribute name.
+    fields: Dict[str, FieldDefault] = field(default_factory=dict)
+    # argparse arguments by dest, and option string -> dest.
+    argparse: Dict[str, FieldDefault] = field(default_factory=dict)
+    option_dest: Dict[str, str] = field(default_factory=dict)
+    config_keywords: List[Keyword] = field(default_factory=list)
+    overrides: List[Override] = field(default_factory=list)
+    trainer_calls: List[TrainerCall] = field(default_factory=list)
+    other_keywords: List[Tuple[str, Keyword]] = field(default_factory=list)
+    parse_known_args: bool = False
+    inherits_hf: bool = False  # a parser dataclass derives from TrainingArguments (all HF flags accepted)
+    has_parser: bool = False
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+
+    @property
+    def is_training(self) -> bool:
+        return bool(self.has_parser and (self.inherits_hf or self.config_keywords) or self.config_keywords
+                    or self.trainer_calls)
+
+    @property
+    def uses_hf_trainer(self) -> bool:
+        return self.inherits_hf or bool(self.config_keywords) or bool(self.trainer_calls)
+
+    def accepted_flags(self) -> Optional[frozenset]:
+        if not self.has_parser:
+            return None
+        names = set(self.fields) | set(self.option_dest)
+        if self.inherits_hf:
+            names |= HF_TRAINING_ARGUMENTS_FIELDS
+        return frozenset(names)
+
+    def is_bool(self, name: str) -> bool:
+        name = name.replace("-", "_")
+        found = self.fields.get(name)
+        if found is not None:
+            return "bool" in found.type_name
+        dest = self.option_dest.get(name)
+        if dest is not None:
+            arg = self.argparse.get(dest)
+            return arg is not None and ("bool" in arg.type_name or arg.type_name.startswith("store_"))
+        return name in HF_BOOL_FIELDS
+
+
+def _local_imports(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> List[Path]:
+    found = []
+    for info in module.imports:
+        target = workspace.module(info.module, path, roots)
+        if target is not None:
+            found.append(target)
+        # `from pkg import submodule` imports a module too.
+        for name in info.names:
+            sub = workspace.module(f"{info.module}.{name}", path, roots) if name != "*" else None
+            if sub is not None:
+                found.append(sub)
+    return found
+
+
+def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFacts:
+    """Read the entry script and, breadth first, the local modules it imports (within the repository)."""
+    facts = EntryFacts(entry)
+    seen = {entry.resolve()}
+    frontier = [entry]
+    for _depth in range(MAX_DEPTH + 1):
+        next_frontier = []
+        for path in frontier:
+            module = workspace.python(path)
+            facts.modules.append(module)
+            if len(seen) >= MAX_MODULES:
+                continue
+            for target in _local_imports(module, path, workspace, roots):
+                if target.resolve() not in seen and "site-packages" not in target.parts:
+                    seen.add(target.resolve())
+                    next_frontier.append(target)
+        frontier = next_frontier
+    _merge(facts)
+    return facts
+
+
+def _merge(facts: EntryFacts) -> None:
+    classes: Dict[str, DataclassInfo] = {}
+    for module in facts.modules:
+        for info in module.dataclasses:
+            classes.setdefault(info.name, info)
+    parser_classes: List[str] = []
+    for module in facts.modules:
+        for parser in module.hf_parsers:
+            parser_classes.extend(_last(name) for name in parser)
+    facts.has_parser = bool(parser_classes) or any(m.argparse_args for m in facts.modules)
+    for name in parser_classes:
+        if name in _HF_ARGUMENT_BASES:
+            facts.inherits_hf = True
+            continue
+        info = classes.get(name)
+        if info is None:
+            continue
+        for base in _ancestors(info, classes):
+            if _last(base) in _HF_ARGUMENT_BASES:
+                facts.inherits_hf = True
+        for owner in [*(classes[b] for b in _local_bases(info, classes)), info]:
+            for item in owner.fields:
+                facts.fields[item.name] = item
+    for module in facts.modules:
+        for arg in module.argparse_args:
+            facts.argparse.setdefault(arg.name, arg)
+            for option in arg.option_strings:
+                facts.option_dest.setdefault(option.lstrip("-"), arg.name)
+                facts.option_dest.setdefault(option.lstrip("-").replace("-", "_"), arg.name)
+        for call in module.config_calls:
+            facts.config_keywords.extend(call.keywords)
+        facts.overrides.extend(module.overrides)
+        facts.trainer_calls.extend(module.trainer_calls)
+        facts.other_keywords.extend(module.other_keywords)
+        facts.parse_known_args = facts.parse_known_args or module.parse_known_args
+        facts.diagnostics.extend(module.diagnostics)
+
+
+def _local_bases(info: DataclassInfo, classes: Dict[str, DataclassInfo]) -> List[str]:
+    """Base dataclasses defined in the scanned modules, farthest first (their fields are overridden)."""
+    out: List[str] = []
+    for base in info.bases:
+        name = _last(base)
+        if name in classes and name != info.name:
+            out = _local_bases(classes[name], classes) + [name] + out
+    return out
+
+
+def _ancestors(info: DataclassInfo, classes: Dict[str, DataclassInfo]) -> List[str]:
+    out = list(info.bases)
+    for base in info.bases:
+        name = _last(base)
+        if name in classes and name != info.name:
+            out.extend(_ancestors(classes[name], classes))
+    return out
+
+
+def eval_dataset_fact(facts: EntryFacts) -> Tuple[Optional[bool], Optional[Setting]]:
+    """Whether the trainer is given an eval dataset: False when every trainer call passes None
+    (or nothing), True when one passes something, None when it cannot be told."""
+    if not facts.trainer_calls:
+        return None, None
+    verdicts = []
+    where = None
+    for call in facts.trainer_calls:
+        setting = call.eval_dataset
+        if setting is None:
+            verdicts.append(None if call.has_splat else False)
+        elif setting.value is None:
+            verdicts.append(False)
+            where = setting
+        else:
+            verdicts.append(None)
+            where = setting
+    if all(v is False for v in verdicts):
+        return False, where
+    return None, where

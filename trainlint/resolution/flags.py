@@ -1,0 +1,85 @@
+"""Splitting a launched script's words into `--name value` pairs, as an argument parser would."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from trainlint.core import Origin, Setting, SourceKind, Unknown
+
+
+@dataclass(frozen=True)
+class ParsedFlag:
+    name: str  # without leading dashes, as written
+    value: Setting  # the value word (a bare boolean flag gets value True at the flag's origin)
+    flag: Setting  # the flag word itself
+    bare: bool = False  # `--do_train` with no value
+
+
+def _suborigin(origin: Origin, skip: int, text: str) -> Origin:
+    """The origin of the part of a literal word after its first `skip` characters (same line)."""
+    prefix = text[:skip].encode("utf-8")
+    return replace(origin, column=origin.column + skip, start_byte=origin.start_byte + len(prefix))
+
+
+def _is_option(setting: Setting) -> bool:
+    return isinstance(setting.value, str) and setting.value.startswith("--") and len(setting.value) > 2
+
+
+def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tuple[List[ParsedFlag], List[Setting]]:
+    """`--a 1 --b=2 --flag --c "x"` -> flags; words that belong to no flag are returned as positionals.
+    `is_bool(name)` says whether a flag may stand alone (HF booleans accept `--flag` and `--flag True`)."""
+    flags: List[ParsedFlag] = []
+    positionals: List[Setting] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if not _is_option(word):
+            positionals.append(word)
+            index += 1
+            continue
+        text = word.value
+        if "=" in text:
+            name, _, raw = text[2:].partition("=")
+            value_origin = word.origin
+            written_literal = word.text == text and word.origin is not None and not word.via
+            if written_literal:
+                value_origin = _suborigin(word.origin, len(name) + 3, text)
+            flags.append(ParsedFlag(name, replace(word, value=raw, origin=value_origin,
+                                                  text=raw if written_literal else word.text), word))
+            index += 1
+            continue
+        name = text[2:]
+        following = words[index + 1] if index + 1 < len(words) else None
+        next_is_value = following is not None and not _is_option(following)
+        if next_is_value and is_bool(name) and isinstance(following.value, str) and following.value not in (
+                "True", "true", "False", "false", "1", "0", "yes", "no"):
+            next_is_value = False
+        if next_is_value:
+            flags.append(ParsedFlag(name, following, word))
+            index += 2
+        else:
+            bare_value = True if is_bool(name) or following is None or _is_option(following) else Unknown(
+                f"`--{name}` has no value")
+            flags.append(ParsedFlag(name, Setting(bare_value, SourceKind.LAUNCHER_FLAG, word.origin, word.text,
+                                                  note=f"--{name}"), word, bare=True))
+            index += 1
+    return flags, positionals
+
+
+def last_by_name(flags: Sequence[ParsedFlag]) -> Dict[str, ParsedFlag]:
+    """argparse keeps the last occurrence of a repeated option."""
+    found: Dict[str, ParsedFlag] = {}
+    for flag in flags:
+        found[flag.name] = flag
+    return found
+
+
+def option_value(words: Sequence[Setting], *names: str) -> Optional[Setting]:
+    """The value word of a launcher option given as `--name v` or `--name=v` (last one wins)."""
+    flags, _ = parse_flags(words, lambda _name: False)
+    wanted = {n.lstrip("-") for n in names}
+    found = None
+    for flag in flags:
+        if flag.name in wanted:
+            found = flag.value
+    return found

@@ -1,0 +1,400 @@
+"""From a launch command (or a recipe) to a TrainingRun: every knob with its winning value."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from trainlint.core import (
+    Diagnostic,
+    Origin,
+    RunFacts,
+    Setting,
+    SourceKind,
+    TrainingRun,
+    Unknown,
+)
+from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, KNOBS, coerce, knob, knob_for
+from trainlint.readers.facts import ConfigFile, Keyword, Launch
+from trainlint.readers.source import display_path
+from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
+from trainlint.resolution.flags import last_by_name, option_value, parse_flags
+from trainlint.resolution.workspace import Workspace
+from trainlint.resolution.world import world_size
+
+# Higher wins. Code that rewrites a setting after parsing beats everything the user passed.
+PRECEDENCE = {
+    SourceKind.CODE_OVERRIDE: 90,
+    SourceKind.LAUNCHER_FLAG: 80,
+    SourceKind.CONFIG_FILE: 70,
+    SourceKind.CODE_KEYWORD: 60,
+    SourceKind.DATACLASS_DEFAULT: 50,
+    SourceKind.ARGPARSE_DEFAULT: 40,
+    SourceKind.ENVIRONMENT: 35,
+    SourceKind.DERIVED: 30,
+    SourceKind.SBATCH: 25,
+    SourceKind.FRAMEWORK_DEFAULT: 10,
+    SourceKind.ASSUMED: 0,
+}
+
+_TRAINING_FLAG_KNOBS = {"per_device_train_batch_size", "gradient_accumulation_steps", "deepspeed",
+                        "gradient_checkpointing", "max_seq_length", "global_batch_size"}
+
+
+@dataclass
+class _Candidates:
+    """Every place that pins each knob, before choosing the winner."""
+
+    by_knob: Dict[str, List[Setting]] = field(default_factory=dict)
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+
+    def add(self, knob_name: str, setting: Setting) -> None:
+        coerced = coerce(knob_name, setting.value)
+        if coerced.error and setting.origin is not None:
+            self.diagnostics.append(Diagnostic(
+                "invalid-value", f"{knob_name} is set to {coerced.error}", setting.origin.path, setting.origin))
+        if knob_name == "eval_strategy" and isinstance(coerced.value, str):
+            coerced = replace(coerced, value=coerced.value.lower().replace("intervalstrategy.", ""))
+        self.by_knob.setdefault(knob_name, []).append(replace(setting, value=coerced.value))
+
+    def resolve(self) -> Tuple[Dict[str, Setting], Dict[str, Tuple[Setting, ...]]]:
+        settings, pins = {}, {}
+        for name, found in self.by_knob.items():
+            # Stable sort: among equals the later-added (e.g. a later flag) comes first.
+            ordered = sorted(reversed(found), key=lambda s: -PRECEDENCE[s.kind])
+            settings[name] = ordered[0]
+            pins[name] = tuple(ordered)
+        return settings, pins
+
+
+def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> Setting:
+    if keyword.reference is None:
+        return keyword.setting
+    source = argparse_values.get(keyword.reference)
+    if source is None:
+        return keyword.setting
+    value = source.value
+    if keyword.negated:
+        truth = coerce("bf16", value).value
+        value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
+    # The keyword's value comes from the parsed argument: the argument's origin is where to edit.
+    return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name)
+
+
+def _config_values(config: ConfigFile, namespace: str, candidates: _Candidates) -> None:
+    for key, setting in config.values.items():
+        name = knob_for(key, namespace)
+        if name is not None:
+            candidates.add(name, setting)
+        if namespace == ARGS:
+            continue
+
+
+def _apply_deepspeed(path: Optional[Path], shown: str, origin_setting: Setting, workspace: Workspace,
+                     candidates: _Candidates, files: List[str], configs: List[str]) -> None:
+    if path is None:
+        candidates.diagnostics.append(Diagnostic(
+            "missing-file", f"the DeepSpeed config `{shown}` does not exist", origin_setting.origin.path
+            if origin_setting.origin else shown, origin_setting.origin))
+        return
+    config = workspace.config(path)
+    files.append(config.path)
+    configs.append(config.path)
+    candidates.diagnostics.extend(config.diagnostics)
+    _config_values(config, DEEPSPEED, candidates)
+    if "zero_optimization.stage" not in config.values:
+        candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note=f"{config.path} has no ZeRO stage"))
+
+
+def _framework_defaults(candidates: _Candidates) -> None:
+    for spec in KNOBS:
+        if spec.default is not None and DEEPSPEED not in spec.spellings:
+            candidates.add(spec.name, Setting(spec.default, SourceKind.FRAMEWORK_DEFAULT, None,
+                                              note="HF TrainingArguments default"))
+
+
+@dataclass
+class _Build:
+    launch: Launch
+    script_path: Path
+    workspace: Workspace
+    candidates: _Candidates = field(default_factory=_Candidates)
+    files: List[str] = field(default_factory=list)
+    configs: List[str] = field(default_factory=list)
+    facts: Optional[EntryFacts] = None
+    entry_shown: Optional[str] = None
+    entry_exists: Optional[bool] = None
+
+
+def _resolve_entry(build: _Build, dirs: Sequence[Path]) -> Optional[Path]:
+    launch = build.launch
+    entry = launch.entry
+    if entry is None or not isinstance(entry.value, str):
+        return None
+    if launch.entry_is_module:
+        found = build.workspace.module(entry.value, build.script_path, dirs)
+        build.entry_shown = display_path(found) if found else entry.value
+        return found
+    found = build.workspace.find(entry.value, dirs)
+    build.entry_shown = display_path(found) if found else entry.value
+    return found
+
+
+def _looks_like_training(flags: Dict[str, object], facts: Optional[EntryFacts]) -> bool:
+    if facts is not None and facts.is_training:
+        return True
+    return any(knob_for(name) in _TRAINING_FLAG_KNOBS for name in flags)
+
+
+def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Optional[TrainingRun]:
+    """The run a launch starts, or None when it does not look like training (an eval loop)."""
+    build = _Build(launch, script_path, workspace)
+    dirs = workspace.search_dirs(script_path, launch.cwd)
+    shown_script = display_path(script_path)
+    build.files.append(shown_script)
+    entry_path = _resolve_entry(build, dirs)
+    if entry_path is not None and entry_path.suffix == ".py":
+        build.facts = collect(entry_path, workspace, dirs)
+        build.entry_exists = True
+        build.files.extend(m.path for m in build.facts.modules)
+    elif launch.entry is not None and isinstance(launch.entry.value, str) and entry_path is None:
+        build.entry_exists = False
+
+    is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in _bool_names())
+    parsed, _positionals = parse_flags(launch.script_args, is_bool)
+    flags = last_by_name(parsed)
+    if launch.launcher == "llamafactory-cli" or (entry_path is not None and entry_path.suffix in (".yaml", ".yml")):
+        return _recipe_run(build, entry_path, flags)
+    if not _looks_like_training(flags, build.facts):
+        return None
+    if build.entry_exists is False:
+        build.candidates.diagnostics.append(Diagnostic(
+            "missing-file", f"the entry script `{launch.entry.value}` does not exist (looked in "
+            f"{', '.join(display_path(d) or '.' for d in dirs[:3])})", shown_script, launch.entry.origin))
+    _launcher_settings(build, flags)
+    _code_settings(build, flags)
+    _deepspeed_config(build, flags, dirs)
+    _world(build, flags, dirs)
+    _environment(build)
+    if build.facts is None or build.facts.uses_hf_trainer:
+        _framework_defaults(build.candidates)
+    return _finish(build, shown_script)
+
+
+def _bool_names():
+    from trainlint.knobs import HF_BOOL_FIELDS
+
+    return HF_BOOL_FIELDS
+
+
+def _launcher_settings(build: _Build, flags) -> None:
+    facts = build.facts
+    accepted = facts.accepted_flags() if facts else None
+    for name, flag in flags.items():
+        normalized = name.replace("-", "_")
+        if facts is not None and normalized in facts.option_dest:
+            continue  # an argparse flag: it reaches knobs through keywords (below)
+        if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
+            continue  # parse_known_args drops it silently
+        target = knob_for(name)
+        if target is not None:
+            build.candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
+
+
+def _argparse_values(build: _Build, flags) -> Dict[str, Setting]:
+    facts = build.facts
+    values: Dict[str, Setting] = {}
+    if facts is None:
+        return values
+    for dest, arg in facts.argparse.items():
+        if arg.default is not None:
+            values[dest] = arg.default
+    for name, flag in flags.items():
+        dest = facts.option_dest.get(name) or facts.option_dest.get(name.replace("-", "_"))
+        if dest is not None:
+            values[dest] = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+    return values
+
+
+def _code_settings(build: _Build, flags) -> None:
+    facts = build.facts
+    if facts is None:
+        return
+    argparse_values = _argparse_values(build, flags)
+    for keyword in facts.config_keywords:
+        target = knob_for(keyword.name)
+        if target is not None:
+            build.candidates.add(target, _keyword_setting(keyword, argparse_values))
+    if not facts.config_keywords:
+        # Scripts that read argparse values directly (Megatron-style names).
+        for dest, setting in argparse_values.items():
+            target = knob_for(dest)
+            if target is not None and setting.kind == SourceKind.ARGPARSE_DEFAULT:
+                build.candidates.add(target, setting)
+    for name, item in facts.fields.items():
+        target = knob_for(name)
+        if target is not None and item.default is not None:
+            build.candidates.add(target, item.default)
+    for override in facts.overrides:
+        target = knob_for(override.name)
+        if target is not None:
+            build.candidates.add(target, replace(override.setting, kind=SourceKind.CODE_OVERRIDE))
+    for callee, keyword in facts.other_keywords:
+        target = knob_for(keyword.name)
+        if target in ("attn_implementation", "load_in_4bit", "load_in_8bit", "lora_r") or (
+                callee.endswith("Accelerator") and target == "gradient_accumulation_steps"):
+            build.candidates.add(target, replace(_keyword_setting(keyword, argparse_values),
+                                                 kind=SourceKind.CODE_KEYWORD))
+        if callee == "get_peft_model":
+            build.candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.CODE_KEYWORD,
+                                                 keyword.setting.origin, note="get_peft_model"))
+
+
+def _deepspeed_config(build: _Build, flags, dirs: Sequence[Path]) -> None:
+    chosen = build.candidates.by_knob.get("deepspeed")
+    if not chosen:
+        accelerate_config = option_value(build.launch.launcher_args, "config_file")
+        if accelerate_config is None:
+            build.candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
+        return
+    winner = sorted(reversed(chosen), key=lambda s: -PRECEDENCE[s.kind])[0]
+    if not isinstance(winner.value, str) or not winner.value:
+        build.candidates.add("zero_stage", Setting(Unknown("the DeepSpeed config path is not known"),
+                                                   SourceKind.DERIVED, None, via=(winner,)))
+        return
+    path = build.workspace.find(winner.value, dirs)
+    _apply_deepspeed(path, winner.value, winner, build.workspace, build.candidates, build.files, build.configs)
+
+
+def _world(build: _Build, flags, dirs: Sequence[Path]) -> None:
+    launch = build.launch
+    size = world_size(launch)
+    if launch.launcher == "accelerate":
+        config_setting = option_value(launch.launcher_args, "config_file")
+        if config_setting is not None and isinstance(config_setting.value, str):
+            path = build.workspace.find(config_setting.value, dirs)
+            if path is not None:
+                config = build.workspace.config(path)
+                build.files.append(config.path)
+                build.configs.append(config.path)
+                build.candidates.diagnostics.extend(config.diagnostics)
+                _config_values(config, ACCELERATE, build.candidates)
+                ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
+                if ds_file is not None and isinstance(ds_file.value, str):
+                    _apply_deepspeed(build.workspace.find(ds_file.value, dirs), ds_file.value, ds_file,
+                                     build.workspace, build.candidates, build.files, build.configs)
+        if size is None and "world_size" not in build.candidates.by_knob:
+            size = Setting(Unknown("accelerate uses its default config for the process count"), SourceKind.DERIVED)
+    if size is not None:
+        build.candidates.add("world_size", size)
+    for name in ("nnodes", "num_nodes"):
+        nodes = option_value(launch.launcher_args, name)
+        if nodes is not None:
+            build.candidates.add("num_nodes", replace(nodes, kind=SourceKind.LAUNCHER_FLAG))
+
+
+def _environment(build: _Build) -> None:
+    alloc = build.launch.env.get("PYTORCH_CUDA_ALLOC_CONF")
+    if alloc is not None:
+        build.candidates.add("alloc_conf", replace(alloc, kind=SourceKind.ENVIRONMENT))
+
+
+def _recipe_run(build: _Build, recipe: Optional[Path], flags) -> Optional[TrainingRun]:
+    """`llamafactory-cli train recipe.yaml key=value`: the YAML holds the arguments."""
+    shown_script = display_path(build.script_path)
+    if recipe is None:
+        if build.launch.entry is not None:
+            build.candidates.diagnostics.append(Diagnostic(
+                "missing-file", f"the recipe `{build.launch.entry.value}` does not exist", shown_script,
+                build.launch.entry.origin))
+        return _finish(build, shown_script)
+    add_recipe(build, recipe)
+    return _finish(build, shown_script)
+
+
+def add_recipe(build: _Build, recipe: Path) -> None:
+    config = build.workspace.config(recipe)
+    build.files.append(config.path)
+    build.configs.append(config.path)
+    build.candidates.diagnostics.extend(config.diagnostics)
+    namespace = AXOLOTL if "micro_batch_size" in config.values or "base_model" in config.values else ARGS
+    _config_values(config, namespace, build.candidates)
+    dirs = build.workspace.search_dirs(recipe, None)
+    _deepspeed_config(build, {}, dirs)
+    if "world_size" not in build.candidates.by_knob:
+        build.candidates.add("world_size", Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
+    _framework_defaults(build.candidates)
+
+
+def recipe_run(recipe: Path, workspace: Workspace) -> TrainingRun:
+    """A recipe named on the command line by itself (a LLaMA-Factory or axolotl YAML)."""
+    config = workspace.config(recipe)
+    whole = Origin(config.path, 1, 1, 1, 1, 0, 0)
+    launcher = "axolotl" if "micro_batch_size" in config.values or "base_model" in config.values else "llamafactory-cli"
+    launch = Launch(launcher, whole, (), None, False, ())
+    build = _Build(launch, recipe, workspace)
+    add_recipe(build, recipe)
+    return _finish(build, config.path, run_id=config.path)
+
+
+def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
+    """An entry script named by itself: the values its own defaults and code give."""
+    shown = display_path(script)
+    facts = collect(script, workspace, workspace.search_dirs(script, None))
+    if not facts.is_training:
+        return None
+    launch = Launch("python", Origin(shown, 1, 1, 1, 1, 0, 0), (), Setting(shown, SourceKind.ASSUMED), False, ())
+    build = _Build(launch, script, workspace, facts=facts, entry_shown=shown, entry_exists=True)
+    build.files.extend(m.path for m in facts.modules)
+    _code_settings(build, {})
+    dirs = workspace.search_dirs(script, None)
+    _deepspeed_config(build, {}, dirs)
+    build.candidates.add("world_size", Setting(Unknown("the script was named without its launcher"),
+                                               SourceKind.DERIVED))
+    if facts.uses_hf_trainer:
+        _framework_defaults(build.candidates)
+    return _finish(build, shown, run_id=shown)
+
+
+def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:
+    settings, pins = build.candidates.resolve()
+    facts = build.facts
+    eval_dataset, eval_where = (None, None)
+    if facts is not None:
+        eval_dataset, eval_where = eval_dataset_fact(facts)
+    eval_data = settings.get("eval_data")
+    if eval_data is not None and eval_data.kind != SourceKind.FRAMEWORK_DEFAULT and eval_data.value not in (
+            None, "", 0, 0.0, "None", "none"):
+        eval_dataset = True if eval_dataset is not False or not facts else eval_dataset
+        eval_where = eval_data
+    compute_metrics = None
+    if facts is not None and facts.trainer_calls:
+        compute_metrics = any(c.compute_metrics is not None and c.compute_metrics.value is not None
+                              for c in facts.trainer_calls)
+    diagnostics = list(build.candidates.diagnostics)
+    if facts is not None:
+        diagnostics.extend(facts.diagnostics)
+    run_facts = RunFacts(
+        entry_exists=build.entry_exists,
+        eval_dataset=eval_dataset,
+        eval_dataset_origin=eval_where.origin if eval_where is not None else None,
+        compute_metrics=compute_metrics,
+        accepted_flags=facts.accepted_flags() if facts else None,
+        parse_known_args=facts.parse_known_args if facts else False,
+        python_files=tuple(m.path for m in facts.modules) if facts else (),
+    )
+    origin = build.launch.origin
+    files = tuple(dict.fromkeys(build.files))
+    return TrainingRun(
+        id=run_id or f"{shown_script}:{origin.line}",
+        path=shown_script,
+        launcher=build.launch.launcher,
+        origin=origin,
+        entry=build.entry_shown,
+        settings=settings,
+        pins=pins,
+        files=files,
+        configs=tuple(dict.fromkeys(build.configs)),
+        diagnostics=tuple(diagnostics),
+        facts=run_facts,
+    )

@@ -1,0 +1,80 @@
+"""Reads each file once per scan and finds files the way the launched process would."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from trainlint.readers.deepspeed import read_json_config
+from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
+from trainlint.readers.python import read_python, resolve_import
+from trainlint.readers.shell import read_shell
+from trainlint.readers.yaml import read_yaml_config
+
+
+def repo_root(start: Path) -> Optional[Path]:
+    for folder in [start, *start.parents]:
+        if (folder / ".git").exists() or (folder / "pyproject.toml").exists() or (folder / "setup.py").exists():
+            return folder
+    return None
+
+
+class Workspace:
+    """A per-scan cache of parsed files (nothing global: two scans never share state)."""
+
+    def __init__(self, invocation_dir: Optional[Path] = None):
+        self.invocation_dir = (invocation_dir or Path.cwd()).resolve()
+        self._shell: Dict[Path, ShellScript] = {}
+        self._python: Dict[Path, PythonModule] = {}
+        self._config: Dict[Path, ConfigFile] = {}
+
+    def shell(self, path: Path) -> ShellScript:
+        key = path.resolve()
+        if key not in self._shell:
+            self._shell[key] = read_shell(path)
+        return self._shell[key]
+
+    def python(self, path: Path) -> PythonModule:
+        key = path.resolve()
+        if key not in self._python:
+            self._python[key] = read_python(path)
+        return self._python[key]
+
+    def config(self, path: Path) -> ConfigFile:
+        key = path.resolve()
+        if key not in self._config:
+            reader = read_yaml_config if path.suffix.lower() in (".yaml", ".yml") else read_json_config
+            self._config[key] = reader(path)
+        return self._config[key]
+
+    def search_dirs(self, script: Path, cwd: Optional[str]) -> List[Path]:
+        """Where a relative path in a launcher may point: the directory it `cd`s into, the directory
+        trainlint was started in, then the script's folder and each folder above it."""
+        script_dir = script.resolve().parent
+        dirs: List[Path] = []
+        if cwd:
+            dirs.append((script_dir / cwd).resolve() if not Path(cwd).is_absolute() else Path(cwd))
+        dirs.append(self.invocation_dir)
+        dirs.extend([script_dir, *script_dir.parents])
+        root = repo_root(script_dir)
+        if root is not None:
+            # Stop at the repository: folders above it are someone else's.
+            dirs = [d for d in dirs if d == self.invocation_dir or root == d or root in d.parents]
+        unique: List[Path] = []
+        for folder in dirs:
+            if folder not in unique:
+                unique.append(folder)
+        return unique
+
+    @staticmethod
+    def find(relative: str, dirs: Sequence[Path]) -> Optional[Path]:
+        candidate = Path(relative)
+        if candidate.is_absolute():
+            return candidate if candidate.is_file() else None
+        for folder in dirs:
+            if (folder / candidate).is_file():
+                return folder / candidate
+        return None
+
+    def module(self, dotted: str, importer: Path, dirs: Iterable[Path]) -> Optional[Path]:
+        found = resolve_import(dotted, str(importer), [str(d) for d in dirs])
+        return Path(found) if found else None
