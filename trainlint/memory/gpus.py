@@ -35,7 +35,7 @@ def _normalize(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _load() -> Dict[str, Gpu]:
-    text = resources.files("trainlint").joinpath("data", "gpus.csv").read_text(encoding="utf-8")
+    text = resources.files("trainlint").joinpath("data").joinpath("gpus.csv").read_text(encoding="utf-8")
     catalog: Dict[str, Gpu] = {}
     for row in csv.DictReader(io.StringIO(text)):
         aliases = tuple(a for a in row["aliases"].split("|") if a)

@@ -1,8 +1,9 @@
 """JSON configs (DeepSpeed, HF config.json) flattened to dotted key paths with exact origins.
 
 tree-sitter-json is used instead of the `json` module because every value needs the byte span
-of its token, and because real configs carry `//` comments and trailing commas that `json`
-rejects but DeepSpeed's own loader (hjson-like in practice) and users tolerate.
+of its token, and because one `//` comment or trailing comma must not hide every setting of the
+file. DeepSpeed and HF/accelerate load these files with a strict `json.load`, which rejects both,
+so they are read as written and reported once per file as "non-standard-json".
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def _read_json_source(source: SourceText) -> ConfigFile:
     tree = _parser().parse(source.data)
     collector = _Collector(source)
     collector.diagnostics.extend(_syntax_errors(source, tree.root_node))
+    collector.diagnostics.extend(_non_standard_json(source, tree.root_node))
     top = _top_level_object(source, tree.root_node, collector)
     if top is not None:
         collector.flatten_object(top, "", depth=0)
@@ -81,6 +83,28 @@ def _syntax_errors(source: SourceText, root) -> List[Diagnostic]:
         found.append(Diagnostic("syntax-error", _describe_error(source, node), source.path,
                                 node_origin(source, node)))
     return found
+
+
+def _non_standard_json(source: SourceText, root) -> List[Diagnostic]:
+    comments: List[object] = []
+    trailing_commas: List[object] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            comments.append(node)
+        elif (node.type == "ERROR" or node.is_missing) and _is_tolerated(node) and not _is_exponent_tail(node):
+            trailing_commas.append(node)
+        stack.extend(node.children)
+    if not comments and not trailing_commas:
+        return []
+    first = min(comments + trailing_commas, key=lambda node: node.start_byte)
+    parts = [f"{len(found)} {name}" + ("s" if len(found) > 1 else "")
+             for found, name in ((comments, "comment"), (trailing_commas, "trailing comma")) if found]
+    return [Diagnostic(
+        "non-standard-json",
+        f"{source.path} has {' and '.join(parts)}; a strict JSON loader such as the one DeepSpeed and "
+        "transformers use rejects the file", source.path, node_origin(source, first))]
 
 
 def _error_nodes(root) -> Iterator:
@@ -220,8 +244,8 @@ class _Collector:
     def _report_duplicate(self, key_node, path: str) -> None:
         origin = node_origin(self.source, key_node)
         self.diagnostics.append(Diagnostic(
-            "duplicate-key", f"key {path!r} is written more than once; the last one, at line {origin.line}, wins",
-            self.source.path, origin))
+            "duplicate-key", f"key {path!r} is written more than once; the last one, at line {origin.line}, wins "
+            "(DeepSpeed itself refuses such a file when it is given the path)", self.source.path, origin))
 
     def _too_deep(self, node, depth: int) -> bool:
         if depth <= MAX_DEPTH:

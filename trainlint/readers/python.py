@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from trainlint.core import Diagnostic, Origin, Setting, SourceKind, Unknown, Value
 from trainlint.readers.facts import (
@@ -127,8 +127,7 @@ def _read_parsed(source: SourceText) -> PythonModule:
         return PythonModule(path=source.path, diagnostics=(Diagnostic("syntax-error", message, source.path),))
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    ctx = _Context(source, _ByteLocator(source, has_bom), module, positions, parents)
+    ctx = _Context(source, _ByteLocator(source, has_bom), module, positions)
     collector = _Collector(ctx)
     module.visit(collector)
     return collector.result()
@@ -239,16 +238,18 @@ class _Assignment:
 class _Context:
     """One parsed file with its metadata and the lookups every extractor needs."""
 
-    def __init__(self, source: SourceText, locator: _ByteLocator, module: cst.Module, positions, parents):
+    def __init__(self, source: SourceText, locator: _ByteLocator, module: cst.Module, positions):
         self.source = source
         self.locator = locator
         self.module = module
         self.positions = positions
-        self.parents = parents
+        # Filled by the collector as it walks down (libcst's ParentNodeProvider costs a whole extra
+        # traversal); a node's ancestors are always recorded before the node is examined.
+        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
         self.functions = {
             stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)
         }
-        self.args_names = _parsed_namespace_names(module)
+        self.args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
         self._scope_assignments: Dict[int, Dict[str, List[_Assignment]]] = {}
 
     # positions
@@ -548,6 +549,17 @@ class _Collector(cst.CSTVisitor):
         self.other_keywords: List[Tuple[str, Keyword]] = []
         self.diagnostics: List[Diagnostic] = []
         self.parse_known_args = False
+        self._ancestors: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._ancestors:
+            self.ctx.parents[node] = self._ancestors[-1]
+        self._ancestors.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._ancestors.pop()
 
     def result(self) -> PythonModule:
         return PythonModule(

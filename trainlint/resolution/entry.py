@@ -121,11 +121,10 @@ def _merge(facts: EntryFacts) -> None:
             parser_classes.extend(_last(name) for name in parser)
     facts.has_parser = bool(parser_classes) or any(m.argparse_args for m in facts.modules)
     for name in parser_classes:
-        if name in _HF_ARGUMENT_BASES:
-            facts.inherits_hf = True
-            continue
         info = classes.get(name)
         if info is None:
+            # Not defined in the scanned modules: HF's own argument class, or one we cannot see.
+            facts.inherits_hf = facts.inherits_hf or name in _HF_ARGUMENT_BASES
             continue
         for base in _ancestors(info, classes):
             if _last(base) in _HF_ARGUMENT_BASES:

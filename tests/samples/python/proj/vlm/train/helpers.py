@@ -1,0 +1,2 @@
+def rank0_log(*parts):
+    print(*parts)

@@ -1,0 +1,5 @@
+from transformers import Trainer
+
+
+class CPMTrainer(Trainer):
+    pass

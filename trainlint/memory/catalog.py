@@ -1,0 +1,337 @@
+"""Model catalog: architecture dimensions from published config.json files, a local config.json when
+the model path exists, and the size in the name as a last resort."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Dict, Iterable, Mapping, Optional, Tuple
+
+from trainlint.core import TrainingRun
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Dimensions of one model (an LLM, a vision tower, or a VLM's LLM with its tower's key)."""
+
+    key: str
+    hf_repo: str
+    kind: str  # llm | vlm | vision | encoder
+    arch: str  # llama | qwen | phi | bert | vit
+    params_b: float
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int  # width of one MLP branch
+    vocab: int  # output classes of the head (vocab for causal LMs)
+    tied: bool = False
+    mlp: str = "swiglu"  # swiglu (3 matrices) | gelu (2 matrices)
+    logits_fp32: bool = True  # the modeling code upcasts logits to fp32 before the loss
+    default_attn: str = "sdpa"
+    half_by_default: bool = False  # the modeling code converts itself to bf16/fp16 when loaded
+    vision: str = ""  # key of the built-in vision tower (VLMs)
+    image_tokens: int = 0  # tokens per image (tile) into the LLM
+    default_tiles: int = 1
+    image_size: int = 0
+    patch_size: int = 0
+    source: str = ""
+    aliases: Tuple[str, ...] = ()
+    # How the spec was found: "catalog", "config.json", "name size".
+    resolved_by: str = "catalog"
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    @property
+    def params(self) -> float:
+        return self.params_b * 1e9
+
+    @property
+    def embedding_params(self) -> float:
+        """Input embedding plus an untied output head (they stay 16-bit under quantization)."""
+        heads = 1 if self.tied else 2
+        return float(self.vocab) * self.hidden * heads if self.kind in ("llm", "vlm") else 0.0
+
+    @property
+    def layer_params(self) -> float:
+        attn = self.hidden * (self.q_dim + 2 * self.kv_dim) + self.q_dim * self.hidden
+        mlp = (3 if self.mlp == "swiglu" else 2) * self.hidden * self.intermediate
+        return float(attn + mlp)
+
+    @property
+    def vision_tokens_per_tile(self) -> int:
+        """Tokens through a vision tower per image tile (patches plus a class token)."""
+        if not self.image_size or not self.patch_size:
+            return self.image_tokens or 0
+        return (self.image_size // self.patch_size) ** 2 + 1
+
+
+def _as_bool(text: str) -> bool:
+    return text.strip().lower() in ("true", "1", "yes")
+
+
+def _as_int(text: str, default: int = 0) -> int:
+    text = (text or "").strip()
+    return int(float(text)) if text else default
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> Tuple[ModelSpec, ...]:
+    text = resources.files("trainlint").joinpath("data").joinpath("models.csv").read_text(encoding="utf-8")
+    specs = []
+    for row in csv.DictReader(io.StringIO(text)):
+        specs.append(
+            ModelSpec(
+                key=row["key"],
+                hf_repo=row["hf_repo"],
+                kind=row["kind"],
+                arch=row["arch"],
+                params_b=float(row["params_b"]),
+                hidden=_as_int(row["hidden"]),
+                layers=_as_int(row["layers"]),
+                heads=_as_int(row["heads"]),
+                kv_heads=_as_int(row["kv_heads"]),
+                head_dim=_as_int(row["head_dim"]),
+                intermediate=_as_int(row["intermediate"]),
+                vocab=_as_int(row["vocab"]),
+                tied=_as_bool(row["tied"]),
+                mlp=row["mlp"],
+                logits_fp32=_as_bool(row["logits_fp32"]),
+                default_attn=row["default_attn"],
+                half_by_default=_as_bool(row["half_by_default"]),
+                vision=row["vision"],
+                image_tokens=_as_int(row["image_tokens"]),
+                default_tiles=_as_int(row["default_tiles"], 1),
+                image_size=_as_int(row["image_size"]),
+                patch_size=_as_int(row["patch_size"]),
+                source=row["source"],
+                aliases=tuple(a for a in row["aliases"].split("|") if a),
+            )
+        )
+    return tuple(specs)
+
+
+def model_catalog() -> Dict[str, ModelSpec]:
+    return {spec.key: spec for spec in _catalog()}
+
+
+def _norm(name: str) -> str:
+    name = name.strip().lower().replace("_", "-").replace(" ", "-")
+    name = re.sub(r"[()\[\]]", "", name)
+    return re.sub(r"-+", "-", name).strip("-")
+
+
+# Suffixes that do not change the architecture (quantized exports, chat/instruct tunes, formats).
+_NEUTRAL_SUFFIXES = (
+    "-hf", "-chat", "-instruct", "-it", "-base", "-int4", "-int8", "-gptq", "-awq", "-4bit", "-8bit",
+    "-bf16", "-fp16", "-sft", "-v1.5", "-v1", "-pretrain", "-finetune", "-lora", "-merged",
+)
+
+
+def _candidates(name: str) -> Iterable[str]:
+    """The name, its last path components, and versions without neutral suffixes."""
+    parts = [p for p in re.split(r"[\\/]", name.strip()) if p and p not in (".", "..")]
+    seen = []
+    for piece in ([name] + parts[-2:][::-1] if parts else [name]):
+        current = _norm(piece)
+        while current and current not in seen:
+            seen.append(current)
+            for suffix in _NEUTRAL_SUFFIXES:
+                if current.endswith(suffix):
+                    current = current[: -len(suffix)]
+                    break
+            else:
+                break
+    return seen
+
+
+def find_model(name: str, kinds: Tuple[str, ...] = ("llm", "vlm", "encoder")) -> Optional[ModelSpec]:
+    """Catalog lookup by HF repo id, alias, or the longest alias contained in the name."""
+    if not name or not name.strip():
+        return None
+    specs = [s for s in _catalog() if s.kind in kinds]
+    by_name: Dict[str, ModelSpec] = {}
+    for spec in specs:
+        for alias in (spec.key, spec.hf_repo, *spec.aliases):
+            by_name.setdefault(_norm(alias), spec)
+    candidates = list(_candidates(name))
+    for candidate in candidates:
+        if candidate in by_name:
+            return by_name[candidate]
+    # Fuzzy: the longest alias that appears as a whole token run inside a candidate.
+    best: Optional[Tuple[int, ModelSpec]] = None
+    for candidate in candidates:
+        for alias, spec in by_name.items():
+            if "/" in alias or len(alias) < 4:
+                continue
+            if re.search(r"(^|[^a-z0-9.])" + re.escape(alias) + r"($|[^a-z0-9.])", candidate):
+                if best is None or len(alias) > best[0]:
+                    best = (len(alias), spec)
+    return best[1] if best else None
+
+
+def find_vision_tower(name: str) -> Optional[ModelSpec]:
+    spec = find_model(name, kinds=("vision",))
+    if spec is not None:
+        return spec
+    lowered = _norm(name)
+    if "clip" in lowered and "336" in lowered:
+        return model_catalog().get("clip-vit-large-patch14-336")
+    if "clip" in lowered:
+        return model_catalog().get("clip-vit-large-patch14")
+    if "siglip" in lowered:
+        return model_catalog().get("siglip-so400m-patch14-384")
+    if "eva" in lowered:
+        return model_catalog().get("eva-vit-g")
+    return None
+
+
+def vision_by_key(key: str) -> Optional[ModelSpec]:
+    return model_catalog().get(key) if key else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Local config.json
+
+
+def _config_value(config: Mapping, *names: str, default=None):
+    for name in names:
+        if name in config and config[name] is not None:
+            return config[name]
+    return default
+
+
+def spec_from_config(config: Mapping, name: str) -> Optional[ModelSpec]:
+    """Dimensions from an HF config.json (LLM or a VLM's `text_config`/`llm_config`)."""
+    base = find_model(str(_config_value(config, "_name_or_path", default="") or name))
+    text = config
+    for nested in ("text_config", "llm_config"):
+        if isinstance(config.get(nested), Mapping) and config[nested].get("hidden_size"):
+            text = config[nested]
+    hidden = _config_value(text, "hidden_size", "n_embd", "d_model")
+    layers = _config_value(text, "num_hidden_layers", "n_layer", "num_layers")
+    heads = _config_value(text, "num_attention_heads", "n_head")
+    if not (isinstance(hidden, int) and isinstance(layers, int) and isinstance(heads, int)) or heads <= 0:
+        return base
+    kv_heads = _config_value(text, "num_key_value_heads", "multi_query_group_num", default=heads)
+    head_dim = _config_value(text, "head_dim", default=hidden // heads)
+    intermediate = _config_value(text, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden)
+    vocab = _config_value(text, "vocab_size", "padded_vocab_size", default=32000)
+    model_type = str(_config_value(config, "model_type", default="")).lower()
+    mlp = "gelu" if model_type in ("phi", "gpt2", "gpt_neox", "bert", "opt") else "swiglu"
+    if model_type == "qwen":  # Qwen v1 writes the sum of both MLP branches
+        intermediate = int(intermediate) // 2
+    tied = bool(_config_value(text, "tie_word_embeddings", default=False))
+    kinds = 3 if mlp == "swiglu" else 2
+    attn = hidden * (heads * head_dim + 2 * int(kv_heads) * head_dim) + heads * head_dim * hidden
+    params = layers * (attn + kinds * hidden * int(intermediate)) + int(vocab) * hidden * (1 if tied else 2)
+    template = base or ModelSpec(
+        key=_norm(name), hf_repo=name, kind="llm", arch="llama", params_b=0.0, hidden=0, layers=0,
+        heads=0, kv_heads=0, head_dim=0, intermediate=0, vocab=0,
+    )
+    return replace(
+        template,
+        params_b=params / 1e9 if not base or base.hidden != hidden else base.params_b,
+        hidden=hidden, layers=layers, heads=heads, kv_heads=int(kv_heads), head_dim=int(head_dim),
+        intermediate=int(intermediate), vocab=int(vocab), tied=tied, mlp=mlp,
+        source=f"local config.json ({name})", resolved_by="config.json",
+    )
+
+
+def _read_local_config(path: str, roots: Iterable[str]) -> Optional[Mapping]:
+    for root in roots:
+        candidate = os.path.join(root, path) if root and not os.path.isabs(path) else path
+        config_path = os.path.join(candidate, "config.json")
+        try:
+            if os.path.isfile(config_path):
+                with open(config_path, encoding="utf-8") as handle:
+                    loaded = json.load(handle)
+                return loaded if isinstance(loaded, Mapping) else None
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Size from the name
+
+# Representative LLaMA-style shapes by size; used only when nothing else identifies the model.
+_SHAPES_BY_SIZE = (
+    (0.5, 896, 24, 14, 2, 4864, 151936),
+    (1.5, 2048, 24, 16, 16, 5504, 32000),
+    (3.0, 2560, 32, 32, 32, 6912, 32000),
+    (7.0, 4096, 32, 32, 32, 11008, 32000),
+    (13.0, 5120, 40, 40, 40, 13824, 32000),
+    (34.0, 7168, 60, 56, 8, 20480, 32000),
+    (70.0, 8192, 80, 64, 8, 28672, 32000),
+)
+
+
+def spec_from_name_size(name: str) -> Optional[ModelSpec]:
+    match = re.search(r"(?<![a-z0-9.])(\d+(?:[._]\d+)?)\s*b(?![a-z0-9])", _norm(name).replace("-", " "))
+    if not match:
+        return None
+    size = float(match.group(1).replace("_", "."))
+    if not 0.1 <= size <= 500:
+        return None
+    shape = min(_SHAPES_BY_SIZE, key=lambda s: abs(s[0] - size) / s[0])
+    _, hidden, layers, heads, kv, inter, vocab = shape
+    return ModelSpec(
+        key=f"~{size:g}b", hf_repo=name, kind="llm", arch="llama", params_b=size, hidden=hidden,
+        layers=layers, heads=heads, kv_heads=kv, head_dim=hidden // heads, intermediate=inter,
+        vocab=vocab, source=f"size {size:g}B read from the name '{name}' (shape of a typical {shape[0]:g}B model)",
+        resolved_by="name size",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Run-level resolution
+
+
+def _roots(run: TrainingRun) -> Tuple[str, ...]:
+    launcher_dir = os.path.dirname(run.path) if run.path else ""
+    return tuple(dict.fromkeys([launcher_dir, os.getcwd()]))
+
+
+def resolve_name(name: str, roots: Iterable[str] = ("",)) -> Optional[ModelSpec]:
+    config = _read_local_config(name, roots)
+    if config is not None:
+        spec = spec_from_config(config, name)
+        if spec is not None:
+            return spec
+    return find_model(name) or spec_from_name_size(name)
+
+
+def resolve_model(run: TrainingRun) -> Optional[ModelSpec]:
+    """The base model of a run: exact repo id, local config.json, alias/fuzzy name, size in the name."""
+    name = run.known("model_name_or_path")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return resolve_name(name, _roots(run))
+
+
+def resolve_vision(run: TrainingRun, model: Optional[ModelSpec] = None) -> Optional[ModelSpec]:
+    """The vision tower: the `vision_tower` knob, else the one built into the VLM."""
+    name = run.known("vision_tower")
+    if isinstance(name, str) and name.strip():
+        config = _read_local_config(name, _roots(run))
+        found = find_vision_tower(name)
+        if found is None and config is not None:
+            found = find_vision_tower(str(config.get("_name_or_path", "")))
+        if found is not None:
+            return found
+    if model is not None and model.vision:
+        return vision_by_key(model.vision)
+    return None
