@@ -434,3 +434,9 @@ def test_yaml_reader_agrees_with_ruamel_load(tmp_path, document, flow):
     assert got == expected
     assert {key: type(value) for key, value in got.items()} == {key: type(value) for key, value in expected.items()}
     assert_origins_hold_their_text(config, path)
+
+
+@pytest.mark.parametrize("levels", [150, 3000])
+def test_yaml_deep_nesting_is_bounded(tmp_path, levels):
+    config = read_yaml_config(write(tmp_path, "c.yaml", b"a: " + b"[" * levels + b"]" * levels + b"\nb: 2\n"))
+    assert kinds(config) == ["unmodelled-construct"]

@@ -9,10 +9,13 @@ from trainlint.memory import estimate, largest_fitting_batch, resolve_model
 
 
 def grounded(run: TrainingRun) -> bool:
-    """A memory verdict needs the model, the micro-batch and the sequence length; without them any
-    number would rest on guesses, and a guess must never become a finding."""
+    """A memory verdict needs the model, the micro-batch, the sequence length and, when ZeRO shards
+    states, the world size; without them any number would rest on guesses, and a guess must never
+    become a finding."""
+    sharded = run.known("zero_stage") not in (0, None)
     return (resolve_model(run) is not None and known_int(run, "per_device_train_batch_size") is not None
-            and known_int(run, "max_seq_length") is not None)
+            and known_int(run, "max_seq_length") is not None
+            and not (sharded and known_int(run, "world_size") is None))
 
 
 def estimate_for(run: TrainingRun, gpu, **overrides) -> MemoryEstimate:

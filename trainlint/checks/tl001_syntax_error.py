@@ -4,6 +4,9 @@ from trainlint.checks.base import Example, Rule
 from trainlint.core import Severity
 
 
+_LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4\n"
+
+
 class SyntaxErrorInFile(Rule):
     """
     ## What it does
@@ -29,6 +32,7 @@ class SyntaxErrorInFile(Rule):
     summary = "A file does not parse"
     diagnostic_kinds = ("syntax-error",)
     examples = (
-        Example("a Python entry script with a syntax error", {"train.py": "def train(:\n    pass\n"}, True),
-        Example("a valid Python entry script", {"train.py": "def train():\n    pass\n"}, False),
+        Example("the launcher's entry script has a syntax error",
+                {"finetune.sh": _LAUNCHER, "train.py": "def train(:\n    pass\n"}, True),
+        Example("a valid entry script", {"finetune.sh": _LAUNCHER, "train.py": "def train():\n    pass\n"}, False),
     )

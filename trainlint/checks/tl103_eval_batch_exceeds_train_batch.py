@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from trainlint.checks._conditions import evaluation_runs, known_int
+from trainlint.checks._conditions import evaluation_runs, is_user_set, known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
@@ -18,8 +18,9 @@ _FLAGS = """
 class EvalBatchExceedsTrainBatch(Rule):
     """
     ## What it does
-    Reports a per-device eval batch larger than the train batch when evaluation actually runs
-    (an eval strategy other than "no" and an eval dataset given to the trainer).
+    Reports a per-device eval batch, set in the launcher, a config or the code, that is larger than
+    the train batch when evaluation actually runs (an eval strategy other than "no" and an eval
+    dataset given to the trainer).
 
     ## Why is this bad
     The train batch is usually tuned until it just fits. Evaluation keeps no gradients, but with a
@@ -57,6 +58,8 @@ class EvalBatchExceedsTrainBatch(Rule):
         evaluation = known_int(run, "per_device_eval_batch_size")
         if train is None or evaluation is None or evaluation <= train or run.facts.eval_uses_train_batch:
             return
+        if not is_user_set(run.setting("per_device_eval_batch_size")):
+            return  # HF's default of 8 was never chosen against this train batch; no evidence of a risk
         verdict = evaluation_runs(run)
         if verdict.runs is not True:
             return

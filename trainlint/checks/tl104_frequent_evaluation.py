@@ -51,10 +51,14 @@ class FrequentEvaluation(Rule):
     severity = Severity.WARNING
     summary = "Evaluation runs every few steps, each a new memory peak"
     examples = (
-        Example("evaluation every 50 steps on a validation file", job(_FLAGS.format(strategy="steps", steps=50)),
-                True),
-        Example("evaluation every 2000 steps", job(_FLAGS.format(strategy="steps", steps=2000)), False),
-        Example("eval_steps 50 but evaluation is off", job(_FLAGS.format(strategy="no", steps=50)), False),
+        Example("evaluation every 50 steps on a validation file", job(_FLAGS.format(strategy="steps", steps=50),
+                                                                 eval_dataset="eval_set"), True),
+        Example("evaluation every 2000 steps", job(_FLAGS.format(strategy="steps", steps=2000), eval_dataset="eval_set"),
+                False),
+        Example("eval_steps 50 but evaluation is off", job(_FLAGS.format(strategy="no", steps=50), eval_dataset="eval_set"),
+                False),
+        Example("eval_steps 50 but the trainer gets eval_dataset=None", job(_FLAGS.format(strategy="steps", steps=50)),
+                False),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:

@@ -42,8 +42,9 @@ class ModelStatesExceedGpu(Rule):
         Example("a 13B full fine-tune without ZeRO on 40 GB cards",
                 job("--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n--per_device_train_batch_size 1\n"
                     "--model_max_length 2048", launcher="torchrun --nproc_per_node 2"), True, ("--gpu", "a100-40gb")),
-        Example("a 7B full fine-tune without ZeRO on 80 GB cards",
-                job("--bf16 True\n--per_device_train_batch_size 1\n--model_max_length 512",
+        Example("a 1.6B full fine-tune without ZeRO on 80 GB cards",
+                job("--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
+                    "--per_device_train_batch_size 1\n--model_max_length 512",
                     launcher="torchrun --nproc_per_node 2"), False, ("--gpu", "a100-80gb")),
     )
 

@@ -47,7 +47,8 @@ class WorldSizeUnknown(Rule):
             message = f"the world size is not known statically ({reason}); assumed {world.value} from --num-gpus"
         elif isinstance(world.value, Unknown):
             message = (f"the world size is not known statically ({world.value.reason}); memory estimates assume "
-                       f"no sharding beyond one GPU's view and the effective batch is per GPU; pass --num-gpus N")
+                       f"one GPU (no ZeRO sharding), memory rules that depend on sharding stay quiet, and the "
+                       f"effective batch is unknown; pass --num-gpus N")
         else:
             return
         yield self.finding(run, message, origin=run.origin)

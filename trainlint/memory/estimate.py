@@ -33,7 +33,7 @@ NORM_UPCAST_BYTES = 16.0
 # A layer's backward holds gradients of its activations next to the activations themselves.
 LAYER_BACKWARD_FACTOR = 1.0
 # CUDA context beyond what the usable capacity already excludes, cuBLAS workspaces, NCCL buffers.
-FIXED_OVERHEAD_GIB = 0.75
+FIXED_OVERHEAD_GIB = 1.0
 NCCL_OVERHEAD_GIB = 0.5
 # Caching-allocator fragmentation as a share of the dynamic (activation) memory and of model states.
 FRAGMENTATION_DYNAMIC = 0.10
@@ -167,6 +167,7 @@ class _Job:
     attn: str
     optim: str
     vision_trainable: bool
+    vision_builtin: bool
     eval_runs: bool
     eval_batch: int
     eval_gathers: bool
@@ -261,7 +262,8 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
         world=world, half=half, weights_half=weights_half, zero=zero,
         offload_opt=_offloaded(k.str("offload_optimizer")), offload_param=_offloaded(k.str("offload_param")),
         lora=lora, lora_r=lora_r, bits=bits if bits in (4, 8) else 16, extra_trainable_embeddings=extra,
-        ckpt=ckpt, attn=attn, optim=optim, vision_trainable=vision_trainable, eval_runs=eval_runs,
+        ckpt=ckpt, attn=attn, optim=optim, vision_trainable=vision_trainable,
+        vision_builtin=bool(model is not None and model.vision and not k.str("vision_tower")), eval_runs=eval_runs,
         eval_batch=eval_batch, eval_gathers=gathers,
     )
 
@@ -505,6 +507,11 @@ def _vision_dynamic(vision: Optional[ModelSpec], job: _Job, batch: int, notes: _
         return tiles * s_v * (korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1) / s_v)
     per_layer = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1)
     notes.note(f"trainable vision tower: activations of {int(tiles)} image tiles x {s_v} tokens")
+    if job.ckpt and job.vision_builtin:
+        # A tower inside the model's own module tree is checkpointed with it (HF applies checkpointing
+        # to every submodule that supports it); a LLaVA-style tower attached beside the LLM is not.
+        stored = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, vision.layers, "full")
+        return tiles * (stored + 2 * per_layer)
     return tiles * per_layer * vision.layers
 
 
@@ -566,8 +573,8 @@ def _assemble(run: TrainingRun, gpu: Gpu, model: ModelSpec, vision: Optional[Mod
     breakdown = {name: round(value / GIB, 3) for name, value in terms.items() if value > GIB * 5e-4}
     # The activation terms carry most of the uncertainty (kernels, padding, variable lengths); the
     # allocator can fragment further under variable-length multimodal batches.
-    low = state_bytes + 0.75 * dynamic + fixed + eval_extra * 0.75
-    high = state_bytes * (1 + 2 * FRAGMENTATION_STATES) + dynamic * 1.45 + fixed + eval_extra * 1.3
+    low = state_bytes * 0.95 + 0.7 * dynamic + 0.5 * fixed + eval_extra * 0.7
+    high = state_bytes * (1 + 3 * FRAGMENTATION_STATES) + dynamic * 1.5 + 2 * fixed + eval_extra * 1.3
     notes.note("allocator/CUDA overhead: "
                f"{FIXED_OVERHEAD_GIB:g} GiB fixed, {FRAGMENTATION_DYNAMIC:.0%} of activations, "
                f"{FRAGMENTATION_STATES:.0%} of model states")

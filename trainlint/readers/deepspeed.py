@@ -22,7 +22,7 @@ from trainlint.readers.source import SourceText, node_origin, read_source
 
 FORMAT = "json"
 # Nesting deeper than this is not a training config; stopping keeps recursion bounded.
-MAX_DEPTH = 256
+MAX_DEPTH = 100
 MAX_SYNTAX_ERRORS = 20
 
 _JSON_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -175,10 +175,11 @@ def _describe_error(source: SourceText, node) -> str:
 
 
 def _top_level_object(source: SourceText, root, collector: "_Collector"):
+    """The object to read, or None with a diagnostic. A file cut short inside its top-level
+    object is not recovered: tree-sitter flattens what it saw, so key paths would be wrong."""
     values = [child for child in root.named_children
               if child.type not in {"comment", "ERROR"} and not child.is_missing]
-    objects = [child for child in values if child.type == "object"]
-    if objects and values[0].type == "object":
+    if values and values[0].type == "object":
         if len(values) > 1:
             collector.diagnostics.append(Diagnostic(
                 "syntax-error", "more than one JSON value at the top level; only the first object is read",
@@ -299,12 +300,4 @@ def _number_value(text: str) -> Value:
         return int(text)
     if _JSON_FLOAT.fullmatch(text):
         return float(text)
-    # tree-sitter-json also accepts hex/octal/binary literals, which JSON proper does not.
-    try:
-        return int(text, 0)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    return text  # not a JSON number (a grammar quirk): keep what is written

@@ -87,7 +87,8 @@ def resolve_import(module: str, importer_path: str, search_roots: List[str]) -> 
     include `dir` in `search_roots`. `from . import x` refers to the package (`__init__.py`); resolve
     `.x` to find a submodule `x`."""
     dots = len(module) - len(module.lstrip("."))
-    parts = [part for part in module[dots:].split(".") if part]
+    remainder = module[dots:]
+    parts = remainder.split(".") if remainder else []
     if not all(part.isidentifier() for part in parts) or (not parts and not dots):
         return None
     if dots:

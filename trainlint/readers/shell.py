@@ -185,7 +185,7 @@ class _Ctx:
 class _Word:
     setting: Setting
     pieces: Tuple[_Piece, ...]
-    node: Optional[Node]
+    nodes: Tuple[Node, ...]
     passthrough: bool = False
     unmodelled: Tuple[str, ...] = ()
 
@@ -547,15 +547,15 @@ class _ShellReader:
         branch = state.copy()
         if variable is not None:
             words: List[_Word] = []
-            for value in values:
-                words.extend(self._words(value, ctx, state, SourceKind.SHELL_VARIABLE))
+            for group in self._adjacent_groups(values):
+                words.extend(self._words(group, ctx, state, SourceKind.SHELL_VARIABLE))
             name = _node_text(ctx.doc, variable)
             if values:
                 span = ctx.doc.span(values[0].start_byte, values[-1].end_byte)
             else:
                 span = self._node_span(ctx.doc, variable)
             line = self._origin(span).line
-            if len(words) == 1:
+            if len(words) == 1 and isinstance(words[0].value, str):
                 pieces = words[0].pieces
                 value: Value = words[0].value
             else:
@@ -632,7 +632,7 @@ class _ShellReader:
 
     # ------------------------------------------------------------------ assignments
     def _assign(self, node: Node, ctx: _Ctx, state: _State, exported: Optional[bool] = None,
-                local: bool = False) -> Optional[Tuple[str, _Binding]]:
+                local: bool = False, extra: Sequence[Node] = ()) -> Optional[Tuple[str, _Binding]]:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -649,7 +649,8 @@ class _ShellReader:
                              default=node.end_byte)
             span = ctx.doc.span(equals_end, equals_end)
         else:
-            span = self._node_span(ctx.doc, value_node)
+            last = extra[-1] if extra else value_node
+            span = ctx.doc.span(value_node.start_byte, last.end_byte)
         previous = state.env.get(name)
         if local and state.local_frames and name not in state.local_frames[-1]:
             state.local_frames[-1][name] = previous
@@ -658,7 +659,7 @@ class _ShellReader:
         if value_node is not None and value_node.type == "array":
             binding = self._array_binding(value_node, span, ctx, state, is_exported)
         else:
-            pieces = self._pieces(value_node, ctx, state, in_dquote=True) if value_node is not None else []
+            pieces = self._group_pieces([value_node, *extra], ctx, state, True) if value_node is not None else []
             stored = self._store(pieces, span)
             via: Tuple[Setting, ...] = _unique([s for piece in stored for s in piece.via])
             if appending and previous is not None and previous.elements is None and not previous.hidden:
@@ -675,10 +676,9 @@ class _ShellReader:
 
     def _array_binding(self, node: Node, span: Span, ctx: _Ctx, state: _State, exported: bool) -> _Binding:
         elements: List[_Element] = []
-        for child in node.named_children:
-            if child.type == "comment":
-                continue
-            for word in self._words(child, ctx, state, SourceKind.SHELL_VARIABLE):
+        children = [child for child in node.named_children if child.type != "comment"]
+        for group in self._adjacent_groups(children):
+            for word in self._words(group, ctx, state, SourceKind.SHELL_VARIABLE):
                 word_span = (word.setting.origin.start_byte, word.setting.origin.end_byte) \
                     if word.setting.origin is not None else span
                 elements.append(_Element(self._store(list(word.pieces), word_span), word.setting))
@@ -756,11 +756,13 @@ class _ShellReader:
                 state.env[text] = _Binding((), (), False, is_unset=True)
 
     # ------------------------------------------------------------------ words
-    def _words(self, node: Node, ctx: _Ctx, state: _State, kind: SourceKind) -> List[_Word]:
-        """The words an argument node becomes after expansion and word splitting."""
-        pieces = self._pieces(node, ctx, state, in_dquote=False)
+    def _words(self, nodes: Union[Node, Sequence[Node]], ctx: _Ctx, state: _State,
+               kind: SourceKind) -> List[_Word]:
+        """The words an argument (one node, or adjacent nodes) becomes after expansion and splitting."""
+        group = (nodes,) if isinstance(nodes, Node) else tuple(nodes)
+        pieces = self._group_pieces(group, ctx, state, False)
         fields = self._split(pieces)
-        node_span = self._node_span(ctx.doc, node)
+        node_span = ctx.doc.span(group[0].start_byte, group[-1].end_byte)
         node_origin = self._origin(node_span)
         node_text = self._outer_text(node_span)
         kept = [f for f in fields if not all(p.positional for p in f)]
@@ -781,11 +783,11 @@ class _ShellReader:
                         via = _unique([s for p in field_pieces for s in p.inner_via])
             setting = Setting(self._value_of(field_pieces), kind, origin, text, via)
             unmodelled = tuple(p.unknown.reason for p in field_pieces if p.unmodelled and p.unknown is not None)
-            words.append(_Word(setting, tuple(field_pieces), node, any(p.positional for p in field_pieces),
+            words.append(_Word(setting, tuple(field_pieces), group, any(p.positional for p in field_pieces),
                                unmodelled))
         if passthrough_only:
             marker = Setting(Unknown("the script's arguments ($@) are passed through"), kind, node_origin, node_text)
-            words.append(_Word(marker, (), node, True))
+            words.append(_Word(marker, (), group, True))
         return words
 
     @staticmethod
@@ -831,10 +833,7 @@ class _ShellReader:
         if kind == "ansi_c_string":
             return self._quoted_empty(self._ansi_c(node, doc), doc, node)
         if kind == "concatenation":
-            out: List[_Piece] = []
-            for child in node.children:
-                out.extend(self._pieces(child, ctx, state, in_dquote))
-            return out
+            return self._group_pieces([node], ctx, state, in_dquote)
         if kind == "simple_expansion":
             return self._simple_expansion(node, ctx, state, in_dquote)
         if kind == "expansion":
@@ -848,6 +847,40 @@ class _ShellReader:
             reason = Unknown(f"brace expansion `{_node_text(doc, node)}`")
             return [_Piece(unknown=reason, unknown_span=span, region=span, unmodelled=True)]
         return self._literal(doc, node.start_byte, node.end_byte, "dquote" if in_dquote else "word")
+
+    def _group_pieces(self, nodes: Sequence[Node], ctx: _Ctx, state: _State, in_dquote: bool) -> List[_Piece]:
+        """Pieces of adjacent nodes, repairing a tree-sitter-bash quirk: in `a/$X/$Y/b` it ends one
+        node with a bare `$` token and starts the next with `Y/b`; that `$` still expands `$Y`."""
+        items: List[Node] = []
+        for node in nodes:
+            items.extend(node.children if node.type == "concatenation" else [node])
+        doc = ctx.doc
+        out: List[_Piece] = []
+        index = 0
+        while index < len(items):
+            item = items[index]
+            following = items[index + 1] if index + 1 < len(items) else None
+            if item.type == "$" and not item.is_named and following is not None \
+                    and following.start_byte == item.end_byte and following.type in ("word", "number"):
+                text = doc.data[following.start_byte:following.end_byte]
+                length = 0
+                while length < len(text) and (chr(text[length]).isalnum() or text[length:length + 1] == b"_"):
+                    length += 1
+                if length:
+                    name = text[:length].decode("ascii", errors="replace")
+                    span = doc.span(item.start_byte, following.start_byte + length)
+                    binding, explained = self._lookup(name, span, state, in_dquote, name)
+                    if binding is not None and not binding.is_unset:
+                        out.extend(self._use_pieces(binding, span, in_dquote))
+                    else:
+                        out.extend(explained)
+                    out.extend(self._literal(doc, following.start_byte + length, following.end_byte,
+                                             "dquote" if in_dquote else "word"))
+                    index += 2
+                    continue
+            out.extend(self._pieces(item, ctx, state, in_dquote))
+            index += 1
+        return out
 
     def _quoted_empty(self, pieces: List[_Piece], doc: _Doc, node: Node) -> List[_Piece]:
         # A quoted empty string is still a word: keep a zero-length piece so splitting sees it.
@@ -1125,7 +1158,12 @@ class _ShellReader:
             return explained
         elements = binding.elements
         if elements is None:
-            elements = (_Element(binding.pieces, binding.setting),) if binding.setting is not None else ()
+            if binding.is_unset:
+                elements = ()
+            elif isinstance(self._value_of(binding.pieces), Unknown) or binding.setting is None:
+                return self._use_pieces(binding, span, in_dquote)
+            else:
+                elements = (_Element(binding.pieces, binding.setting),)
         index_text = _node_text(ctx.doc, index).strip() if index is not None else ""
         if prefix == "#":
             if index_text in ("@", "*"):
@@ -1257,23 +1295,29 @@ class _ShellReader:
 
     # ------------------------------------------------------------------ commands
     def _command(self, node: Node, ctx: _Ctx, state: _State) -> None:
-        prefixes: List[Node] = []
-        words: List[_Word] = []
+        parts: List[Node] = []
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
-            if child.type == "variable_assignment" and field_name != "argument":
-                prefixes.append(child)
-            elif child.type == "command_name":
-                for part in child.named_children:
-                    words.extend(self._words(part, ctx, state, SourceKind.LAUNCHER_FLAG))
-            elif field_name == "argument" or (child.is_named and child.type not in ("comment", "file_redirect",
-                                                                                    "herestring_redirect")):
-                words.extend(self._words(child, ctx, state, SourceKind.LAUNCHER_FLAG))
+            if child.type == "command_name":
+                parts.extend(child.named_children)
+            elif field_name == "argument" or (child.is_named and child.type not in (
+                    "comment", "file_redirect", "herestring_redirect", "heredoc_redirect")):
+                parts.append(child)
             elif child.is_named:
                 self._scan(child, ctx, state)
-        prefix_env = self._prefix_env(prefixes, ctx, state)
+        prefixes: List[List[Node]] = []
+        words: List[_Word] = []
+        for group in self._adjacent_groups(parts):
+            if not words and group[0].type == "variable_assignment":
+                prefixes.append(group)
+            else:
+                words.extend(self._words(group, ctx, state, SourceKind.LAUNCHER_FLAG))
         if not words:
+            # Only assignments: tree-sitter splits `X=a/$B/$C` into an assignment and a "command".
+            for group in prefixes:
+                self._assign(group[0], ctx, state, extra=group[1:])
             return
+        prefix_env = self._prefix_env(prefixes, ctx, state)
         name = words[0].known
         if name in state.functions and ctx.function_depth < MAX_FUNCTION_DEPTH:
             body, doc = state.functions[name]
@@ -1293,11 +1337,22 @@ class _ShellReader:
             return
         self._maybe_launch(node, words, prefix_env, ctx, state)
 
-    def _prefix_env(self, prefixes: Sequence[Node], ctx: _Ctx, state: _State) -> Dict[str, Setting]:
+    @staticmethod
+    def _adjacent_groups(nodes: Sequence[Node]) -> List[List[Node]]:
+        """Nodes with no whitespace between them form one shell word."""
+        groups: List[List[Node]] = []
+        for node in nodes:
+            if groups and groups[-1][-1].end_byte == node.start_byte:
+                groups[-1].append(node)
+            else:
+                groups.append([node])
+        return groups
+
+    def _prefix_env(self, prefixes: Sequence[List[Node]], ctx: _Ctx, state: _State) -> Dict[str, Setting]:
         env: Dict[str, Setting] = {}
         scratch = state.copy()
         for prefix in prefixes:
-            assigned = self._assign(prefix, ctx, scratch, exported=True)
+            assigned = self._assign(prefix[0], ctx, scratch, exported=True, extra=prefix[1:])
             if assigned is not None and assigned[1].setting is not None:
                 env[assigned[0]] = assigned[1].setting
         return env
@@ -1529,7 +1584,7 @@ class _ShellReader:
             text = word.known
             if text is None:
                 following = rest[index + 1].known if index + 1 < len(rest) else None
-                if following is not None and (following.endswith(".py") or following.startswith("-")):
+                if following is not None and following.endswith(".py"):
                     index += 1  # an unknown launcher option (like an unresolved $DISTRIBUTED_ARGS)
                     continue
                 break
@@ -1574,12 +1629,12 @@ class _ShellReader:
                 position += 1
                 continue
             break
-        if command_word is None or command_word.node is None or ctx.shell_depth >= MAX_SHELL_DEPTH:
+        if command_word is None or not command_word.nodes or ctx.shell_depth >= MAX_SHELL_DEPTH:
             return
         label = f"{wrapper} ... {shell} -c" if wrapper != shell else f"{shell} -c"
         built = self._inner_doc(command_word, ctx, state)
         if built is None:
-            span = self._node_span(ctx.doc, command_word.node)
+            span = ctx.doc.span(command_word.nodes[0].start_byte, command_word.nodes[-1].end_byte)
             self._unmodelled(f"the command string of `{label}` is built from values trainlint cannot resolve", span)
             return
         doc, sees_everything = built
@@ -1593,8 +1648,7 @@ class _ShellReader:
 
         Returns the document and whether the inner shell sees every outer variable (True when the outer
         shell expands them itself, inside double quotes)."""
-        node = word.node
-        assert node is not None
+        node = word.nodes[0]
         doc = ctx.doc
         data = bytearray()
         starts: List[int] = []
@@ -1615,10 +1669,10 @@ class _ShellReader:
                     starts.extend([span[0]] * len(encoded))
                     ends.extend([span[1]] * len(encoded))
 
-        if node.type == "raw_string":
+        if len(word.nodes) == 1 and node.type == "raw_string":
             add_raw(node.start_byte + 1, node.end_byte - 1)
             sees_everything = False
-        elif node.type == "string":
+        elif len(word.nodes) == 1 and node.type == "string":
             cursor = node.start_byte + 1
             for child in node.children:
                 if child.type in EXPANSION_TYPES:
@@ -1724,10 +1778,15 @@ class _ShellReader:
         start = line_end + 1
         next_end = doc.data.find(b"\n", start)
         next_end = len(doc.data) if next_end < 0 else next_end
-        node = doc.root.named_descendant_for_byte_range(start, next_end)
+        first_char = start
+        while first_char < next_end and doc.data[first_char:first_char + 1] in (b" ", b"\t", b"\r"):
+            first_char += 1
+        if first_char >= next_end:
+            return None
+        node = doc.root.named_descendant_for_byte_range(first_char, first_char + 1)
         while node is not None and node.type not in ("command", "program"):
             node = node.parent
-        if node is None or node.type != "command" or node.start_byte < start or node.start_byte > next_end:
+        if node is None or node.type != "command" or node.start_byte != first_char:
             return None
         first = node.named_children[0] if node.named_children else None
         if first is not None and first.type == "variable_assignment":

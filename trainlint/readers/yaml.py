@@ -23,7 +23,7 @@ from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import SourceText, read_source
 
 FORMAT = "yaml"
-MAX_DEPTH = 256
+MAX_DEPTH = 100
 # Anchors reused inside anchors expand exponentially ("billion laughs"); stop well before that hurts.
 MAX_VALUES = 20_000
 # A broken file is re-read up to this many times, each time cut before the reported error.
@@ -170,7 +170,13 @@ def _recover(text: str, error: YAMLError) -> Tuple[Optional[_Parsed], int]:
 def _read_yaml_source(source: SourceText) -> ConfigFile:
     positions = _Positions(source)
     text = positions.yaml_text
-    parsed = _parse_first_document(text)
+    try:
+        parsed = _parse_first_document(text)
+    except RecursionError:
+        # ruamel composes recursively; only absurd nesting gets here.
+        diagnostic = Diagnostic("unmodelled-construct", f"{source.path} is nested too deeply to be read",
+                                source.path)
+        return ConfigFile(path=source.path, format=FORMAT, values={}, diagnostics=(diagnostic,))
     diagnostics: List[Diagnostic] = []
     cut: Optional[int] = None
     if parsed.error is not None:

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from trainlint.cli import main
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def write_tree(root: Path, files: Dict[str, str]) -> Path:
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return root
+
+
+class Cli:
+    """Runs the real command line in a folder and reads its JSON output."""
+
+    def __init__(self, capsys, monkeypatch):
+        self.capsys = capsys
+        self.monkeypatch = monkeypatch
+
+    def run(self, folder: Path, *argv: str):
+        self.monkeypatch.chdir(folder)
+        self.capsys.readouterr()
+        code = main(list(argv))
+        captured = self.capsys.readouterr()
+        return code, captured.out, captured.err
+
+    def check_json(self, folder: Path, *argv: str):
+        code, out, err = self.run(folder, "check", *argv, "--output-format", "json")
+        return code, json.loads(out)
+
+    def codes(self, folder: Path, *argv: str) -> List[str]:
+        _, document = self.check_json(folder, *argv)
+        return sorted(f["code"] for f in document["findings"])
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch) -> Cli:
+    return Cli(capsys, monkeypatch)
