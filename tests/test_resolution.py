@@ -1,0 +1,144 @@
+"""How a launcher, its entry script and its configs resolve into one job."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write_tree
+from trainlint.checks._examples import TRAIN_PY
+from trainlint.core import SourceKind, Unknown
+from trainlint.readers.source import display_path
+from trainlint.resolution import scan
+from trainlint.resolution.workspace import Workspace
+
+
+def _runs(folder: Path, *names: str):
+    return scan([folder / n for n in names] or [folder], workspace=Workspace(folder)).runs
+
+
+def _one(folder, launcher, files=None, *names):
+    write_tree(folder, {"finetune.sh": launcher, "train.py": TRAIN_PY.replace("{eval_dataset}", "None"),
+                        **(files or {})})
+    [run] = _runs(folder, *(names or ("finetune.sh",)))
+    return run
+
+
+def test_a_variable_feeding_a_flag_keeps_its_origin(tmp_path):
+    run = _one(tmp_path, "BATCH=16\ndeepspeed --num_gpus 4 train.py --per_device_train_batch_size $BATCH\n")
+    setting = run.settings["per_device_train_batch_size"]
+    assert setting.value == 16 and setting.kind == SourceKind.LAUNCHER_FLAG
+    head = setting.head()
+    assert head.origin.line == 1 and head.origin.column == 7 and head.text == "16"
+
+
+def test_launcher_flag_beats_dataclass_default_and_framework_default(tmp_path):
+    run = _one(tmp_path, "torchrun --nproc_per_node 2 train.py --model_max_length 4096\n")
+    assert run.settings["max_seq_length"].value == 4096
+    assert run.pins["max_seq_length"][1].kind == SourceKind.DATACLASS_DEFAULT
+    assert run.settings["per_device_train_batch_size"].kind == SourceKind.FRAMEWORK_DEFAULT
+    assert run.settings["per_device_train_batch_size"].value == 8
+
+
+def test_code_that_turns_checkpointing_on_wins_over_the_flag(tmp_path):
+    code = TRAIN_PY.replace("{eval_dataset}", "None").replace(
+        "    trainer.train()", "    model.gradient_checkpointing_enable()\n    trainer.train()")
+    run = _one(tmp_path, "torchrun train.py --gradient_checkpointing False\n", {"train.py": code})
+    setting = run.settings["gradient_checkpointing"]
+    assert setting.value is True and setting.kind == SourceKind.CODE_OVERRIDE
+
+
+def test_world_size_from_each_launcher_form(tmp_path):
+    forms = {
+        "deepspeed --include localhost:0,1,2 train.py": 3,
+        "deepspeed --num_gpus 4 --num_nodes 2 train.py": 8,
+        "torchrun --nproc_per_node=8 --nnodes 2 train.py": 16,
+        "python -m torch.distributed.launch --nproc_per_node 4 train.py": 4,
+        "CUDA_VISIBLE_DEVICES=0,1 deepspeed train.py": 2,
+        "python train.py": 1,
+    }
+    for index, (command, expected) in enumerate(forms.items()):
+        folder = tmp_path / str(index)
+        run = _one(folder, command + " --per_device_train_batch_size 2\n")
+        assert run.settings["world_size"].value == expected, command
+
+
+def test_unknown_world_size_says_why(tmp_path):
+    run = _one(tmp_path, "GPUS=$(nvidia-smi -L | wc -l)\ntorchrun --nproc_per_node $GPUS train.py "
+                         "--per_device_train_batch_size 2\n")
+    value = run.settings["world_size"].value
+    assert isinstance(value, Unknown) and "nproc_per_node" in value.reason
+
+
+def test_deepspeed_config_values_join_the_run(tmp_path):
+    config = '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 3, ' \
+             '"offload_optimizer": {"device": "none"}}}\n'
+    run = _one(tmp_path, "deepspeed --num_gpus 2 train.py --deepspeed ds.json\n", {"ds.json": config})
+    assert run.settings["zero_stage"].value == 3
+    assert run.settings["offload_optimizer"].value == "none"
+    assert run.settings["ds_micro_batch"].origin.path.endswith("ds.json")
+    assert run.configs == ("ds.json",) or run.configs[0].endswith("ds.json")
+
+
+def test_missing_entry_script_is_a_diagnostic_not_a_crash(tmp_path):
+    write_tree(tmp_path, {"finetune.sh": "deepspeed --num_gpus 2 gone/train_mem.py --per_device_train_batch_size 4\n"})
+    [run] = _runs(tmp_path, "finetune.sh")
+    assert run.facts.entry_exists is False
+    assert [d.kind for d in run.diagnostics] == ["missing-file"]
+    assert run.settings["per_device_train_batch_size"].value == 4
+
+
+def test_an_eval_loop_is_not_a_training_job(tmp_path):
+    write_tree(tmp_path, {
+        "eval.sh": "for IDX in 0 1; do\n  CUDA_VISIBLE_DEVICES=$IDX python -m pkg.model_vqa --answers a.jsonl &\n"
+                   "done\nwait\n",
+        "pkg/__init__.py": "", "pkg/model_vqa.py": "import argparse\np = argparse.ArgumentParser()\n"})
+    assert _runs(tmp_path, "eval.sh") == []
+
+
+def test_argparse_values_reach_training_arguments_keywords(tmp_path):
+    code = '''import argparse
+from transformers import Trainer, TrainingArguments
+parser = argparse.ArgumentParser()
+parser.add_argument("--micro-batch-size", type=int, default=2)
+parser.add_argument("--bf16", action="store_true")
+args, _ = parser.parse_known_args()
+Trainer(model=None, args=TrainingArguments(output_dir="o", per_device_train_batch_size=args.micro_batch_size,
+        bf16=args.bf16, fp16=not args.bf16), eval_dataset=None)
+'''
+    run = _one(tmp_path, "torchrun --nproc_per_node 2 train.py --micro-batch-size 6 --bf16 --use-lora\n",
+               {"train.py": code})
+    assert run.settings["per_device_train_batch_size"].value == 6
+    assert run.settings["bf16"].value is True and run.settings["fp16"].value is False
+    assert run.facts.parse_known_args and "lora" not in run.settings
+
+
+def test_shared_variable_is_not_an_exclusive_fix_target(tmp_path):
+    write_tree(tmp_path, {
+        "finetune.sh": "BATCH=8\ntorchrun train.py --per_device_train_batch_size $BATCH "
+                       "--per_device_eval_batch_size $BATCH\n",
+        "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    result = scan([tmp_path / "finetune.sh"], workspace=Workspace(tmp_path))
+    [run] = result.runs
+    setting = run.settings["per_device_train_batch_size"]
+    target = result.graph.fix_target(run.id, "per_device_train_batch_size", setting)
+    assert target is not None and target.text == "$BATCH"  # the flag's own token, not `BATCH=8`
+
+
+def test_exclusive_variable_is_edited_at_its_assignment(tmp_path):
+    write_tree(tmp_path, {"finetune.sh": "BATCH=8\ntorchrun train.py --per_device_train_batch_size $BATCH\n",
+                          "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    result = scan([tmp_path / "finetune.sh"], workspace=Workspace(tmp_path))
+    [run] = result.runs
+    target = result.graph.fix_target(run.id, "per_device_train_batch_size",
+                                     run.settings["per_device_train_batch_size"])
+    assert target.origin.line == 1 and target.text == "8"
+
+
+def test_changed_config_reaches_every_launcher_that_uses_it(tmp_path):
+    ds = '{"zero_optimization": {"stage": 3}}\n'
+    write_tree(tmp_path, {"a.sh": "deepspeed --num_gpus 2 train.py --deepspeed zero3.json\n",
+                          "b.sh": "deepspeed --num_gpus 4 train.py --deepspeed zero3.json\n",
+                          "c.sh": "deepspeed --num_gpus 4 train.py\n",
+                          "zero3.json": ds, "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    result = scan([tmp_path], workspace=Workspace(tmp_path))
+    touching = result.graph.runs_touching(display_path(tmp_path / "zero3.json"))
+    assert [Path(t.split(":")[0]).name for t in touching] == ["a.sh", "b.sh"]
