@@ -198,6 +198,16 @@ class _Word:
         value = self.setting.value
         return value if isinstance(value, str) else None
 
+    @property
+    def prefix(self) -> str:
+        """The known text before the first unknown part (`--node_rank=` of `--node_rank=$RANK`)."""
+        text = ""
+        for piece in self.pieces:
+            if piece.unknown is not None or piece.positional:
+                break
+            text += piece.text
+        return text
+
 
 @dataclass(frozen=True)
 class _LaunchShape:
@@ -1582,6 +1592,9 @@ class _ShellReader:
                 index += 1
                 continue
             text = word.known
+            if text is None and word.prefix.startswith("-"):
+                index += 1  # `--node_rank=$RANK`: an option whose value is not known
+                continue
             if text is None:
                 following = rest[index + 1].known if index + 1 < len(rest) else None
                 if following is not None and following.endswith(".py"):
@@ -1805,19 +1818,16 @@ class _ShellReader:
         return found
 
     def _sbatch_line(self, start: int, end: int, found: Dict[str, Setting]) -> None:
-        data = self.source.data[start:end]
+        # A leading `: ` keeps tree-sitter from reading `--nodes=2` as a variable assignment.
+        data = b": " + self.source.data[start:end]
         tree = _parse(data)
-        doc = _Doc(data, tree.root_node, tuple(range(start, end)), tuple(range(start + 1, end + 1)))
+        doc = _Doc(data, tree.root_node, (start, start) + tuple(range(start, end)),
+                   (start, start) + tuple(range(start + 1, end + 1)))
         command = next((c for c in tree.root_node.named_children if c.type == "command"), None)
         if command is None:
             return
         ctx = _Ctx(doc)
-        nodes: List[Node] = []
-        for child in command.named_children:
-            if child.type == "command_name":
-                nodes.extend(child.named_children)
-            elif child.type != "comment":
-                nodes.append(child)
+        nodes = [child for child in command.named_children if child.type not in ("command_name", "comment")]
         tokens = [(self._value_of(self._pieces(n, ctx, _State(), False)), doc.span(n.start_byte, n.end_byte))
                   for n in nodes]
         index = 0

@@ -1,0 +1,5 @@
+from transformers import Trainer
+
+
+class LLaVATrainer(Trainer):
+    pass

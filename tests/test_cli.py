@@ -1,0 +1,88 @@
+"""The command line as users and CI meet it: exit codes, output formats, bad input."""
+from __future__ import annotations
+
+import json
+
+from tests.conftest import SAMPLES, write_tree
+from trainlint.checks._examples import TRAIN_PY, job
+
+RISKY = job("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
+            "--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
+            "--model_max_length 512", eval_dataset="eval_set")
+
+
+def test_exit_codes_follow_findings(tmp_path, cli):
+    write_tree(tmp_path, RISKY)
+    assert cli.run(tmp_path, "check", ".")[0] == 1
+    assert cli.run(tmp_path, "check", ".", "--exit-zero")[0] == 0
+    assert cli.run(tmp_path, "check", ".", "--ignore", "TL103")[0] == 0
+    assert cli.run(tmp_path, "check", ".", "--select", "TL2")[0] == 0
+    assert cli.run(tmp_path, "check", ".", "--gpu", "no-such-card")[0] == 2
+
+
+def test_json_output_follows_the_contract(tmp_path, cli):
+    write_tree(tmp_path, RISKY)
+    code, document = cli.check_json(tmp_path, ".")
+    assert code == 1
+    assert set(document) == {"version", "findings", "runs"}
+    [finding] = document["findings"]
+    assert {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "run",
+            "related", "fix"} <= set(finding)
+    assert (finding["code"], finding["path"], finding["line"]) == ("TL103", "finetune.sh", 4)
+    assert finding["fix"]["applicability"] == "safe"
+    [run] = document["runs"]
+    assert run["id"] == finding["run"] == "finetune.sh:2"
+    assert run["launcher"] == "deepspeed" and run["entry"] == "train.py" and run["world_size"] == 8
+    assert run["settings"]["per_device_train_batch_size"] == {"value": 4, "path": "finetune.sh", "line": 3,
+                                                              "column": 35}
+    assert run["effective_batch"] == 32
+    assert {"gpu", "capacity_gib", "peak_gib", "low_gib", "high_gib", "breakdown"} <= set(run["memory"])
+
+
+def test_output_file_is_written_and_stdout_stays_empty(tmp_path, cli):
+    write_tree(tmp_path, RISKY)
+    code, out, _ = cli.run(tmp_path, "check", ".", "--output-format", "json", "--output-file", "report.json")
+    assert code == 1 and out == ""
+    assert json.loads((tmp_path / "report.json").read_text())["findings"][0]["code"] == "TL103"
+
+
+def test_bad_input_gets_diagnostics_and_the_scan_goes_on(tmp_path, cli):
+    write_tree(tmp_path, {
+        **RISKY,
+        "broken.sh": "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 \\\n  --bf16 ( True\n",
+        "ds.json": '{"zero_optimization": {"stage": 3,, }',
+        "weights.sh": "\x00\x00binary",
+    })
+    (tmp_path / "weights.sh").write_bytes(b"\x00\x01\x02binary")
+    code, document = cli.check_json(tmp_path, ".", "finetune.sh", "broken.sh", "weights.sh", "ds.json",
+                                    "missing.sh")
+    codes = {f["code"] for f in document["findings"]}
+    assert {"TL103", "TL002", "TL302"} <= codes
+    assert code == 1
+
+
+def test_show_prints_every_value_with_its_origin(tmp_path, cli):
+    write_tree(tmp_path, RISKY)
+    code, out, _ = cli.run(tmp_path, "show", "finetune.sh")
+    assert code == 0
+    assert "per_device_train_batch_size" in out and "finetune.sh:3:35" in out
+    assert "framework default" in out
+
+
+def test_estimate_reports_a_breakdown(cli):
+    code, out, _ = cli.run(SAMPLES / "stories" / "moe_llava", "estimate", "scripts", "--gpu", "a100-40gb",
+                           "--num-gpus", "8")
+    assert code == 0 and "does not fit" in out and "activations" in out
+
+
+def test_rule_docs_and_gpu_list(tmp_path, cli):
+    code, out, _ = cli.run(tmp_path, "rule", "TL101")
+    assert code == 0 and "## Fix safety" in out
+    assert cli.run(tmp_path, "rule", "TL999")[0] == 2
+    code, out, _ = cli.run(tmp_path, "gpus")
+    assert code == 0 and "v100" in out.lower()
+
+
+def test_nothing_to_check_is_clean(tmp_path, cli):
+    (tmp_path / "README.md").write_text("hello\n")
+    assert cli.run(tmp_path, "check")[0] == 0
