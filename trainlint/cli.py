@@ -1,4 +1,4 @@
-"""`trainlint check | fix | show | estimate | rule | gpus`."""
+"""`trainlint check | fix | show | estimate | rule | gpus | config`."""
 from __future__ import annotations
 
 import argparse
@@ -23,6 +23,9 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (TL1,TL201)")
     parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
     parser.add_argument("--exclude", action="append", default=[], help="path patterns to skip")
+    parser.add_argument("--config", type=Path, help="settings file (default: the nearest trainlint.toml or "
+                        "pyproject.toml with [tool.trainlint])")
+    parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--preserve-effective-batch", action="store_true",
                        help="propose batch fixes that keep per-device × accumulation × world size")
+    check.add_argument("--fail-on", choices=["error", "warning", "info", "never"],
+                       help="lowest severity that makes the exit code 1 (default: warning)")
+    check.add_argument("--summary-file", type=Path, help="also write a Markdown summary (with the github format "
+                       "it is appended to $GITHUB_STEP_SUMMARY when that is set)")
+    check.add_argument("--diff-base", metavar="REF", help="report every job that reads a file changed since the "
+                       "merge base with REF (e.g. origin/main)")
+    check.add_argument("--changed", action="store_true", help="PATHS are changed files (as pre-commit passes "
+                       "them): scan their repository and report every job that reads one")
+    check.add_argument("--baseline", type=Path, metavar="FILE", help="report only findings not in this baseline")
+    check.add_argument("--write-baseline", type=Path, metavar="FILE", help="write the current findings as a "
+                       "baseline and exit 0")
 
     fix = commands.add_parser("fix", help="rewrite risky settings")
     _target_options(fix)
@@ -59,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true")
 
     commands.add_parser("gpus", help="list the GPUs trainlint knows")
+
+    config = commands.add_parser("config", help="the effective settings and where each comes from")
+    _target_options(config)
+    config.add_argument("--fail-on", choices=["error", "warning", "info", "never"])
     return parser
 
 

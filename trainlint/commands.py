@@ -5,7 +5,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence
 
 from trainlint.core import Report, Severity
 from trainlint.linter import LintResult, Selection, Target, UsageError, lint, make_target
@@ -21,15 +21,36 @@ def _paths(args) -> List[Path]:
     return list(args.paths) or [Path(".")]
 
 
-def _target(args) -> Target:
-    if args.num_gpus is not None and args.num_gpus < 1:
+def effective_settings(args):
+    """The config file merged with the command line (config.Settings); the command line wins."""
+    from trainlint.config import ConfigError, resolve_settings
+
+    try:
+        return resolve_settings(args)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _target(args, settings=None) -> Target:
+    settings = settings or effective_settings(args)
+    if settings.num_gpus is not None and settings.num_gpus < 1:
         raise UsageError("--num-gpus must be at least 1")
-    return make_target(args.gpu, args.gpu_memory, args.num_gpus)
+    return make_target(settings.gpu, settings.gpu_memory, settings.num_gpus)
+
+
+def selection_of(settings) -> Selection:
+    return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
+
+
+def lint_with_settings(args, settings, paths: Optional[Sequence[Path]] = None, preserve: bool = False) -> LintResult:
+    """One lint call with everything the config and the command line say (target, selection,
+    per-file ignores, excludes). `paths` overrides the command line's paths."""
+    return lint(list(paths) if paths is not None else _paths(args), _target(args, settings), selection_of(settings),
+                tuple(settings.exclude), preserve_effective_batch=preserve)
 
 
 def _lint(args, preserve: bool = False) -> LintResult:
-    selection = Selection(tuple(args.select), tuple(args.ignore))
-    return lint(_paths(args), _target(args), selection, tuple(args.exclude), preserve_effective_batch=preserve)
+    return lint_with_settings(args, effective_settings(args), preserve=preserve)
 
 
 def _report(result: LintResult) -> Report:
@@ -46,14 +67,111 @@ def _write(text: str, output_file) -> None:
 
 
 def run_check(args) -> int:
+    from trainlint.config import fails
     from trainlint.report import render
 
-    result = _lint(args, preserve=args.preserve_effective_batch)
+    settings = effective_settings(args)
+    result = _check_result(args, settings)
+    if getattr(args, "write_baseline", None) is not None:
+        return _write_baseline(args.write_baseline, result)
+    if getattr(args, "baseline", None) is not None:
+        result.findings = _new_findings(args.baseline, result)
     report = _report(result)
     color = _color() and args.output_file is None
     _write(render(report, args.output_format, root=".", color=color), args.output_file)
-    failing = [f for f in result.findings if f.severity != Severity.INFO]
+    _write_summary(args, report)
+    failing = fails((f.severity for f in result.findings), settings.fail_on)
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_OK
+
+
+def changed_paths(args, settings) -> Optional[List[Path]]:
+    """The changed files of `--diff-base REF` or `--changed PATHS...`, or None outside that mode."""
+    from trainlint.changed import ChangedFilesError, git_changed_files
+
+    base = getattr(args, "diff_base", None)
+    if getattr(args, "changed", False):
+        if base:
+            raise UsageError("--changed and --diff-base are exclusive")
+        return [path.resolve() for path in args.paths]
+    if not base:
+        return None
+    try:
+        return git_changed_files(base)
+    except ChangedFilesError as error:
+        raise UsageError(str(error)) from None
+
+
+def _check_result(args, settings) -> LintResult:
+    """The lint result of `check`: the whole tree, or in changed-files mode the repository scan
+    narrowed to the jobs that read a changed file."""
+    from trainlint.changed import repository_of, restrict, scan_paths
+    from trainlint.resolution import Scan
+
+    changed = changed_paths(args, settings)
+    preserve = getattr(args, "preserve_effective_batch", False)
+    if changed is None:
+        return lint_with_settings(args, settings, preserve=preserve)
+    if getattr(args, "changed", False):
+        roots = list(dict.fromkeys(repository_of(path) for path in changed)) if changed else []
+    else:
+        roots = _paths(args)
+    if not roots:
+        return LintResult(scan=Scan())
+    result = lint_with_settings(args, settings, scan_paths(roots, changed, settings.exclude), preserve)
+    findings, narrowed = restrict(result.scan, result.findings, changed)
+    kept_runs = {run.id for run in narrowed.runs}
+    estimates = {run_id: value for run_id, value in result.estimates.items() if run_id in kept_runs}
+    return LintResult(narrowed, findings, estimates, result.suppressed)
+
+
+def _write_baseline(path: Path, result: LintResult) -> int:
+    from trainlint.baseline import write_baseline
+
+    count = write_baseline(Path(path), result.findings)
+    print(f"trainlint: wrote {count} finding{'s' if count != 1 else ''} to {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _new_findings(path: Path, result: LintResult):
+    from trainlint.baseline import BaselineError, load_baseline
+
+    try:
+        baseline = load_baseline(Path(path))
+    except BaselineError as error:
+        raise UsageError(str(error)) from None
+    new, _known = baseline.split(result.findings)
+    return new
+
+
+def _write_summary(args, report: Report) -> None:
+    """The Markdown job summary: to --summary-file, or appended to $GITHUB_STEP_SUMMARY when the
+    annotations go to GitHub (each step has its own summary file; other writers may share it)."""
+    from trainlint.report import render_summary
+
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    target = getattr(args, "summary_file", None)
+    if target is None and step_summary and args.output_format == "github":
+        target = Path(step_summary)
+    if target is None:
+        return
+    text = render_summary(report, root=".")
+    append = step_summary is not None and os.path.abspath(target) == os.path.abspath(step_summary)
+    if append:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        from trainlint.fixers.atomic import write_atomically
+
+        write_atomically(Path(target), text.encode("utf-8"))
+
+
+def run_config(args) -> int:
+    from trainlint.config import render_settings
+
+    settings = effective_settings(args)
+    _target(args, settings)  # an unknown GPU in the config is a usage error here too
+    _write(render_settings(settings), None)
+    return EXIT_OK
 
 
 def run_show(args) -> int:

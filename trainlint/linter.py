@@ -57,10 +57,16 @@ def parse_memory(text: str) -> float:
 class Selection:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
+    # config.PerFileIgnore entries: codes ignored in the files a glob matches.
+    per_file_ignores: Tuple = ()
 
     def allows(self, code: str) -> bool:
         chosen = not self.select or any(code.startswith(prefix.upper()) for prefix in self.select)
         return chosen and not any(code.startswith(prefix.upper()) for prefix in self.ignore)
+
+    def allows_finding(self, finding: Finding) -> bool:
+        return self.allows(finding.code) and not any(
+            entry.ignores(finding.code, finding.path) for entry in self.per_file_ignores)
 
 
 @dataclass
@@ -68,6 +74,8 @@ class LintResult:
     scan: Scan
     findings: List[Finding] = field(default_factory=list)
     estimates: Dict[str, MemoryEstimate] = field(default_factory=dict)
+    # Findings an inline `# trainlint: ignore` comment silenced.
+    suppressed: List[Finding] = field(default_factory=list)
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
@@ -86,7 +94,9 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
     found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]
     result = LintResult(found)
     ctx = CheckContext(target.gpu, target.gpu_assumed, target.num_gpus, preserve_effective_batch)
-    rules = [rule for rule in all_rules() if selection.allows(rule.code)]
+    # Every rule runs: whether a suppression is used must not depend on --select; the selection
+    # filters afterwards.
+    rules = list(all_rules())
     by_kind = {kind: rule for rule in rules for kind in rule.diagnostic_kinds}
     for run in found.runs:
         result.estimates[run.id] = estimate(run, target.gpu)
@@ -94,8 +104,17 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
             result.findings.extend(rule.check(run, ctx))
         result.findings.extend(_from_diagnostics(run.diagnostics, by_kind, run))
     result.findings.extend(_from_diagnostics(found.diagnostics, by_kind, None))
-    result.findings = _dedupe(result.findings)
+    _apply_suppressions(result, selection)
     return result
+
+
+def _apply_suppressions(result: LintResult, selection: Selection) -> None:
+    from trainlint.suppressions import apply_suppressions
+
+    files = [path for run in result.scan.runs for path in (run.path, *run.files, *run.configs)]
+    applied = apply_suppressions(_dedupe(result.findings), [*result.scan.scanned, *files])
+    result.suppressed = [finding for finding, _ in applied.suppressed]
+    result.findings = _dedupe([f for f in applied.findings + applied.unused if selection.allows_finding(f)])
 
 
 def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind, run: Optional[TrainingRun]) -> List[Finding]:

@@ -18,6 +18,16 @@ def grounded(run: TrainingRun) -> bool:
             and not (sharded and known_int(run, "world_size") is None))
 
 
+# The estimate's median error on published measurements is about 6%; a peak within this share of
+# the capacity is too close to call, and a false alarm costs more than a miss.
+OVER_CAPACITY_MARGIN = 0.10
+
+
+def over_capacity(estimate: MemoryEstimate) -> bool:
+    """The estimate exceeds the GPU clearly enough to report."""
+    return estimate.peak_gib > estimate.capacity_gib * (1 + OVER_CAPACITY_MARGIN)
+
+
 def estimate_for(run: TrainingRun, gpu, **overrides) -> MemoryEstimate:
     return estimate(run, gpu, overrides or None)
 

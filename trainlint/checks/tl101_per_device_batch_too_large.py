@@ -4,7 +4,7 @@ from typing import Iterable, List, Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, fitting_batch, gpu_label, grounded
+from trainlint.checks._memory import estimate_for, over_capacity, fitting_batch, gpu_label, grounded
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
 
@@ -23,8 +23,9 @@ class PerDeviceBatchTooLarge(Rule):
     """
     ## What it does
     Estimates the per-GPU peak memory of the job (weights, gradients, optimizer states, activations,
-    the fp32 logits of a micro-batch, overhead) and reports a per-device train batch whose peak does
-    not fit the target GPU.
+    the fp32 logits of a micro-batch, overhead) and reports a per-device train batch whose peak
+    exceeds the target GPU by more than the estimate's error (10%). The peak is that of a batch whose
+    samples reach the sequence-length limit, the longest batch the run can meet.
 
     ## Why is this bad
     The job runs out of memory at the first step, after the model has loaded and the data has been
@@ -66,13 +67,14 @@ class PerDeviceBatchTooLarge(Rule):
         if batch is None or batch < 1 or not grounded(run):
             return
         current = estimate_for(run, ctx.gpu)
-        if current.fits:
+        if not over_capacity(current):
             return
         fits_at = fitting_batch(run, ctx.gpu, batch - 1) if batch > 1 else None
         message = (f"per_device_train_batch_size {batch} needs about {current.peak_gib:.1f} GiB per GPU "
                    f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {gpu_label(ctx)} with "
                    f"{current.capacity_gib:.1f} GiB usable; the largest term is {current.largest_term} "
-                   f"({current.breakdown.get(current.largest_term, 0):.1f} GiB)")
+                   f"({current.breakdown.get(current.largest_term, 0):.1f} GiB), with every sample at the "
+                   f"{known_int(run, 'max_seq_length')}-token limit")
         if fits_at is not None:
             smaller = estimate_for(run, ctx.gpu, per_device_train_batch_size=fits_at)
             message += f"; {fits_at} fits ({smaller.peak_gib:.1f} GiB)"

@@ -4,7 +4,7 @@ from typing import Iterable
 
 from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, gpu_label, grounded
+from trainlint.checks._memory import estimate_for, over_capacity, gpu_label, grounded
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 
@@ -56,7 +56,7 @@ class GradientCheckpointingOff(Rule):
         if known_bool(run, "gradient_checkpointing") is not False or not grounded(run):
             return
         current = estimate_for(run, ctx.gpu)
-        if current.fits or current.largest_term != "activations":
+        if not over_capacity(current) or current.largest_term != "activations":
             return
         with_checkpointing = estimate_for(run, ctx.gpu, gradient_checkpointing=True)
         message = (f"gradient checkpointing is off and activations take {current.breakdown['activations']:.1f} of "

@@ -86,7 +86,7 @@ class Planner:
         except Refused as refusal:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
         if not edits:
-            return PlannedFix(finding, (), fix.applicability, "nothing to change: the values are already written")
+            return PlannedFix(finding, (), fix.applicability)  # the values are already written
         return PlannedFix(finding, tuple(edits), fix.applicability)
 
     def _text_edits(self, finding: Finding) -> List[Edit]:
@@ -169,13 +169,16 @@ class Planner:
         kind = file_kind(origin.path)
         try:
             if kind == SHELL and target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
-                if same_value(True, new):
-                    raise Refused("unreachable")  # same_value(winner, new) was checked by the caller
-                content = f"{raw} {render(kind, 'True', new)}"
+                if not target.note.startswith("--"):
+                    # Read through the script's own argparse (a store-true switch): `--x False` would
+                    # not parse there, and dropping the switch is a human's call.
+                    raise Refused(f"`{raw}` at {origin} is a switch of the entry script's own parser; "
+                                  f"remove it by hand")
+                content = f"{raw} {render(kind, 'True', new)}"  # HfArgumentParser: `--bf16` -> `--bf16 False`
             elif kind == PYTHON and not _is_python_literal(raw):
                 raise Refused(f"`{raw}` at {origin} is code, not a literal; change it by hand")
             else:
-                content = render(kind, raw, new)
+                content = render(kind, raw, new, target.value)
         except CannotRender as error:
             raise Refused(f"cannot write {new!r} at {origin}: {error}") from error
         return Edit(origin, content)

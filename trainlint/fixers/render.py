@@ -13,7 +13,8 @@ from trainlint.core import Unknown, Value
 SHELL, PYTHON, JSON, YAML = "shell", "python", "json", "yaml"
 
 _QUOTES = ("\"", "'")
-_OPTION_PREFIX = re.compile(r"^--?[A-Za-z0-9_.\-]+=")
+# What may precede the value inside one shell word: `--name=` or an assignment's `NAME=`.
+_WORD_PREFIX = re.compile(r"^(--?[A-Za-z0-9_.\-]+=|[A-Za-z_][A-Za-z0-9_]*=)")
 _SHELL_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./\-]+$")
 _YAML_PLAIN = re.compile(r"^[A-Za-z0-9_./\-][A-Za-z0-9_./\- ]*$")
 _YAML_SPECIAL = {"", "~", "null", "Null", "NULL", "yes", "no", "Yes", "No", "on", "off", "On", "Off", "y", "n",
@@ -53,14 +54,14 @@ def _check_scalar(new: Value) -> None:
         raise CannotRender(f"cannot write {new!r}")
 
 
-def shell_value(raw: str, new: Value) -> str:
-    """A shell word carrying `new`, keeping the old word's quotes and a `--name=` prefix when the
-    word is the whole `--name=$VALUE`."""
+def shell_value(raw: str, new: Value, current: Value = None) -> str:
+    """A shell word carrying `new`, keeping the old word's quotes, and its `--name=` (or `NAME=`)
+    prefix when the word holds more than the value `current` it was read as."""
     _check_scalar(new)
     quote, inner = _split_quotes(raw)
     prefix = ""
-    found = _OPTION_PREFIX.match(inner)
-    if found is not None:
+    found = _WORD_PREFIX.match(inner)
+    if found is not None and str(current) != inner:
         prefix, inner = found.group(0), inner[found.end():]
     if isinstance(new, bool):
         text = _bool_word(new, inner)
@@ -133,15 +134,15 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def render(kind: str, raw: str, new: Value) -> str:
-    """`new` spelled for a file of `kind`, replacing the token `raw`."""
+def render(kind: str, raw: str, new: Value, current: Value = None) -> str:
+    """`new` spelled for a file of `kind`, replacing the token `raw` (read as `current`)."""
     if kind == PYTHON:
         return python_value(raw, new)
     if kind == JSON:
         return json_value(raw, new)
     if kind == YAML:
         return yaml_value(raw, new)
-    return shell_value(raw, new)
+    return shell_value(raw, new, current)
 
 
 def is_bare_flag(raw: str) -> bool:

@@ -163,6 +163,8 @@ class _Job:
     lora_r: int
     bits: int
     extra_trainable_embeddings: int  # number of V x h matrices trained next to LoRA
+    # Only a small adapter (the multimodal projector) trains; the LLM is frozen (LLaVA pre-training).
+    frozen_base: bool
     ckpt: bool
     attn: str
     optim: str
@@ -261,7 +263,7 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
         batch=batch, multiplier=multiplier, seq=seq, image_tokens=image_tokens, images_per_sample=images,
         world=world, half=half, weights_half=weights_half, zero=zero,
         offload_opt=_offloaded(k.str("offload_optimizer")), offload_param=_offloaded(k.str("offload_param")),
-        lora=lora, lora_r=lora_r, bits=bits if bits in (4, 8) else 16, extra_trainable_embeddings=extra,
+        lora=lora, lora_r=lora_r, frozen_base=_frozen_base(k, notes), bits=bits if bits in (4, 8) else 16, extra_trainable_embeddings=extra,
         ckpt=ckpt, attn=attn, optim=optim, vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not k.str("vision_tower")), eval_runs=eval_runs,
         eval_batch=eval_batch, eval_gathers=gathers,
@@ -362,6 +364,21 @@ class _States:
     optimizer: float
 
 
+def _frozen_base(k, notes) -> bool:
+    """Whether only the projector trains. Unknown counts as frozen: like checkpointing, a setting
+    that lowers memory is assumed on when it cannot be read, so no risk rests on the guess."""
+    if k.bool("tune_mm_mlp_adapter") or k.bool("freeze_backbone"):
+        return True
+    if k.is_unknown("tune_mm_mlp_adapter") or k.is_unknown("freeze_backbone"):
+        notes.unknown("frozen_base", "whether the LLM is frozen (tune_mm_mlp_adapter) is unknown: assumed frozen")
+        return True
+    return False
+
+
+# A two-layer MLP projector (1024 -> 4096 -> 4096, LLaVA-1.5 mlp2x_gelu) is about 21M parameters.
+PROJECTOR_PARAMS = 21e6
+
+
 def _model_states(model: ModelSpec, vision: Optional[ModelSpec], job: _Job, notes: _Notes) -> _States:
     n = job.world
     tower = vision.params if vision is not None else 0.0
@@ -373,6 +390,9 @@ def _model_states(model: ModelSpec, vision: Optional[ModelSpec], job: _Job, note
         notes.note(f"LoRA r={job.lora_r} on every linear layer: {trainable / 1e6:.0f}M trainable adapter parameters")
         if extra:
             notes.note(f"embedding/output layers trained as full copies: {extra / 1e9:.2f}B extra parameters")
+    elif job.frozen_base:
+        trainable, extra, frozen_llm = PROJECTOR_PARAMS, 0.0, llm
+        notes.note("only the multimodal projector trains: the LLM is frozen (tune_mm_mlp_adapter / freeze_backbone)")
     else:
         trainable, extra, frozen_llm = llm, 0.0, 0.0
     if vision is not None:

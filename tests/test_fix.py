@@ -1,0 +1,365 @@
+"""`trainlint fix`: edits land where the settings graph says, every other byte stays, the job still
+parses, the effective batch is kept, and a second run changes nothing."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES, write_tree
+from trainlint.checks._examples import TRAIN_PY, job
+from trainlint.core import Applicability, Edit, Finding, Fix, Severity
+from trainlint.fixers.atomic import write_atomically
+from trainlint.fixers.edits import apply_edits, collide, origin_of
+from trainlint.fixers.engine import FixSession, plan_fixes, rewrite, with_planned_edits
+from trainlint.fixers.planner import PlannedFix
+from trainlint.linter import Selection, lint, make_target
+
+EVAL_FLAGS = ("--per_device_train_batch_size 4\n--eval_strategy steps\n--eval_steps 5000\n"
+              "--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n--model_max_length 512\n")
+
+ZERO2_PINNED = """{
+    "train_micro_batch_size_per_gpu": 16,
+    "gradient_accumulation_steps": 1,
+    "zero_optimization": {
+        "stage": 2
+    }
+}
+"""
+
+
+def snapshot(root: Path):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def changed_files(before, after):
+    return sorted(name for name in after if before.get(name) != after[name])
+
+
+def fix(cli, folder: Path, *argv: str):
+    return cli.run(folder, "fix", *argv)
+
+
+def second_fix_is_a_no_op(cli, folder: Path, *argv: str) -> None:
+    before = snapshot(folder)
+    fix(cli, folder, *argv)
+    assert snapshot(folder) == before
+
+
+# ------------------------------------------------------------------ the story
+MOE_FLAGS = """--deepspeed zero2.json
+--model_name_or_path lmsys/vicuna-7b-v1.5
+--version v1
+--per_device_train_batch_size 8
+--per_device_eval_batch_size 4
+--gradient_accumulation_steps 2
+--evaluation_strategy "no"
+--bf16 True
+--model_max_length 2048
+--gradient_checkpointing True
+--report_to tensorboard"""
+
+ZERO2_MOE = """{
+  "bf16": {"enabled": "auto"},
+  "train_micro_batch_size_per_gpu": 8,
+  "gradient_accumulation_steps": 2,
+  "train_batch_size": 128,
+  "zero_optimization": {"stage": 2, "overlap_comm": true}
+}
+"""
+
+
+def test_moe_llava_like_launcher_goes_from_8_2_to_4_4_and_stays_there(tmp_path, cli):
+    write_tree(tmp_path, job(MOE_FLAGS, extra={"zero2.json": ZERO2_MOE}))
+    target = ("--gpu", "a100-40gb", "--preserve-effective-batch")
+    _, before_doc = cli.check_json(tmp_path, ".", *target)
+    assert [f["code"] for f in before_doc["findings"]] == ["TL101"]
+    before = snapshot(tmp_path)
+
+    code, out, _ = fix(cli, tmp_path, ".", *target)
+
+    assert code == 0
+    after = snapshot(tmp_path)
+    assert changed_files(before, after) == ["finetune.sh", "zero2.json"]
+    launcher = after["finetune.sh"].decode()
+    assert "--per_device_train_batch_size 4 \\\n" in launcher and "--gradient_accumulation_steps 4 \\\n" in launcher
+    assert launcher == before["finetune.sh"].decode().replace("batch_size 8 \\", "batch_size 4 \\").replace(
+        "accumulation_steps 2 \\", "accumulation_steps 4 \\")
+    # DeepSpeed defers to the trainer; train_batch_size 128 = 4 × 4 × 8 still holds and is left alone.
+    assert after["zero2.json"].decode() == ZERO2_MOE.replace(": 8,", ': "auto",').replace(': 2,\n', ': "auto",\n')
+    assert "effective batch 128 (unchanged)" in out
+    _, after_doc = cli.check_json(tmp_path, ".", *target)
+    assert after_doc["findings"] == []
+    assert after_doc["runs"][0]["effective_batch"] == 128
+    second_fix_is_a_no_op(cli, tmp_path, ".", *target)
+
+
+def test_moe_llava_story_sample(tmp_path, cli):
+    folder = tmp_path / "moe"
+    shutil.copytree(SAMPLES / "stories" / "moe_llava", folder)
+    before = snapshot(folder)
+    argv = ("scripts/finetune_phi2.sh", "--gpu", "a100-40gb", "--num-gpus", "8", "--preserve-effective-batch")
+    assert fix(cli, folder, *argv)[0] == 0
+    after = snapshot(folder)
+    assert changed_files(before, after) == ["scripts/finetune_phi2.sh"]
+    old_lines = before["scripts/finetune_phi2.sh"].decode().splitlines()
+    new_lines = after["scripts/finetune_phi2.sh"].decode().splitlines()
+    assert [(o.strip(), n.strip()) for o, n in zip(old_lines, new_lines) if o != n] == [
+        ("--per_device_train_batch_size 8 \\", "--per_device_train_batch_size 4 \\"),
+        ("--gradient_accumulation_steps 2 \\", "--gradient_accumulation_steps 4 \\")]
+    _, document = cli.check_json(folder, *argv)
+    assert not [f for f in document["findings"] if f["code"] == "TL101"]
+    assert document["runs"][0]["effective_batch"] == 128
+    second_fix_is_a_no_op(cli, folder, *argv)
+
+
+def test_without_a_world_size_per_device_times_accumulation_is_kept(tmp_path, cli):
+    write_tree(tmp_path, job(MOE_FLAGS, launcher="deepspeed", extra={"zero2.json": ZERO2_MOE.replace(
+        '"train_batch_size": 128', '"train_batch_size": "auto"')}))
+    code, out, _ = fix(cli, tmp_path, ".", "--gpu", "a100-40gb", "--preserve-effective-batch", "--select", "TL101")
+    launcher = (tmp_path / "finetune.sh").read_text()
+    assert "--per_device_train_batch_size 4 \\" in launcher and "--gradient_accumulation_steps 4 \\" in launcher
+    assert "effective batch unknown" in out and "per-device × accumulation" in out
+
+
+# ------------------------------------------------------------------ where edits land
+def _eval_job(flags: str, launcher_lines=None, **extra):
+    files = job(EVAL_FLAGS + flags, eval_dataset="eval_set", extra=extra)
+    if launcher_lines is not None:
+        files["finetune.sh"] = launcher_lines
+    return files
+
+
+def test_a_variable_used_only_by_the_flag_is_edited_at_its_assignment(tmp_path, cli):
+    files = _eval_job("--per_device_eval_batch_size $EVAL_BS")
+    files["finetune.sh"] = files["finetune.sh"].replace("#!/bin/bash\n", "#!/bin/bash\nEVAL_BS=16  # eval\n")
+    write_tree(tmp_path, files)
+    fix(cli, tmp_path, ".", "--select", "TL103")
+    text = (tmp_path / "finetune.sh").read_text()
+    assert text == files["finetune.sh"].replace("EVAL_BS=16  # eval", "EVAL_BS=4  # eval")
+    assert cli.codes(tmp_path, ".", "--select", "TL103") == []
+
+
+def test_a_variable_shared_by_two_flags_is_replaced_at_the_flag(tmp_path, cli):
+    files = _eval_job("--per_device_eval_batch_size \"$BS\"\n--dataloader_num_workers $BS")
+    files["finetune.sh"] = files["finetune.sh"].replace("#!/bin/bash\n", "#!/bin/bash\nBS=16\n")
+    write_tree(tmp_path, files)
+    fix(cli, tmp_path, ".", "--select", "TL103")
+    text = (tmp_path / "finetune.sh").read_text()
+    # The quotes of the word survive; BS=16 still feeds the other flag.
+    assert text == files["finetune.sh"].replace('--per_device_eval_batch_size "$BS"', '--per_device_eval_batch_size "4"')
+    second_fix_is_a_no_op(cli, tmp_path, ".", "--select", "TL103")
+
+
+@pytest.mark.parametrize("written, expected", [
+    ("--per_device_eval_batch_size=16", "--per_device_eval_batch_size=4"),
+    ("--per_device_eval_batch_size '16'", "--per_device_eval_batch_size '4'"),
+    ("--per_device_eval_batch_size=\"16\"", "--per_device_eval_batch_size=\"4\""),
+])
+def test_flag_forms_keep_their_spelling(tmp_path, cli, written, expected):
+    files = _eval_job(written)
+    write_tree(tmp_path, files)
+    fix(cli, tmp_path, ".", "--select", "TL103")
+    assert (tmp_path / "finetune.sh").read_text() == files["finetune.sh"].replace(written, expected)
+
+
+def test_pinned_deepspeed_keys_become_auto_and_the_json_keeps_its_layout(tmp_path, cli):
+    files = job(EVAL_FLAGS + "--deepspeed ds.json\n--gradient_accumulation_steps 4", extra={"ds.json": ZERO2_PINNED})
+    write_tree(tmp_path, files)
+    code, out, _ = fix(cli, tmp_path, ".", "--select", "TL201")
+    assert (tmp_path / "ds.json").read_text() == ZERO2_PINNED.replace('": 16,', '": "auto",').replace(
+        '"gradient_accumulation_steps": 1,', '"gradient_accumulation_steps": "auto",')
+    assert (tmp_path / "finetune.sh").read_text() == files["finetune.sh"]
+    assert code == 0 and "TL201" in out
+    second_fix_is_a_no_op(cli, tmp_path, ".", "--select", "TL201")
+
+
+def test_a_dataclass_default_is_edited_when_no_launcher_flag_sets_the_value(tmp_path, cli):
+    train_py = TRAIN_PY.replace(
+        "    model_max_length: int = field(default=2048)\n",
+        "    model_max_length: int = field(default=2048)\n"
+        "    per_device_eval_batch_size: int = field(\n        default=16,  # big cards\n    )\n")
+    files = _eval_job("")
+    files["train.py"] = train_py.replace("{eval_dataset}", "eval_set")
+    write_tree(tmp_path, files)
+    fix(cli, tmp_path, ".", "--select", "TL103")
+    assert (tmp_path / "train.py").read_text() == files["train.py"].replace("default=16,  # big", "default=4,  # big")
+    assert (tmp_path / "finetune.sh").read_text() == files["finetune.sh"]
+
+
+def test_a_training_arguments_keyword_in_a_script_run_directly(tmp_path, cli):
+    script = '''import transformers
+
+args = transformers.TrainingArguments(
+    output_dir="out",
+    per_device_train_batch_size=2,
+    per_device_eval_batch_size=8,  # eval on the big batch
+    eval_strategy="steps",
+    logging_steps=10,
+)
+trainer = transformers.Trainer(model=None, args=args, train_dataset=None, eval_dataset="val")
+trainer.train()
+'''
+    write_tree(tmp_path, {"train.py": script})
+    code, out, _ = fix(cli, tmp_path, "train.py", "--select", "TL103,TL104", "--unsafe-fixes")
+    text = (tmp_path / "train.py").read_text()
+    # The eval batch is edited in place (comment kept); eval_steps, set nowhere, is added as a keyword
+    # in the call's own layout.
+    assert text == script.replace("per_device_eval_batch_size=8,", "per_device_eval_batch_size=2,").replace(
+        "    logging_steps=10,\n", "    logging_steps=10,\n    eval_steps=1000,\n")
+    second_fix_is_a_no_op(cli, tmp_path, "train.py", "--select", "TL103,TL104", "--unsafe-fixes")
+
+
+def test_crlf_launcher_gets_a_new_flag_with_its_continuation_style_and_keeps_its_mode(tmp_path, cli):
+    launcher = ("#!/bin/bash\r\ndeepspeed --num_gpus 2 train.py \\\r\n"
+                "\t--per_device_train_batch_size 4 \\\r\n\t--eval_strategy steps \\\r\n"
+                "\t--logging_steps 10 \\\r\n\t--model_max_length 512\r\necho done\r\n")
+    files = {"finetune.sh": launcher, "train.py": TRAIN_PY.replace("{eval_dataset}", "eval_set")}
+    write_tree(tmp_path, {"train.py": files["train.py"]})
+    (tmp_path / "finetune.sh").write_bytes(launcher.encode())
+    os.chmod(tmp_path / "finetune.sh", 0o755)
+
+    code, out, _ = fix(cli, tmp_path, ".", "--select", "TL104")
+    assert (tmp_path / "finetune.sh").read_bytes() == launcher.encode()  # unsafe: not applied by default
+    assert "--unsafe-fixes" in out and "TL104" in out
+
+    fix(cli, tmp_path, ".", "--select", "TL104", "--unsafe-fixes")
+    assert (tmp_path / "finetune.sh").read_bytes() == launcher.replace(
+        "\t--model_max_length 512\r\n", "\t--model_max_length 512 \\\r\n\t--eval_steps 1000\r\n").encode()
+    assert stat.S_IMODE((tmp_path / "finetune.sh").stat().st_mode) == 0o755
+    assert cli.codes(tmp_path, ".", "--select", "TL104") == []
+    second_fix_is_a_no_op(cli, tmp_path, ".", "--select", "TL104", "--unsafe-fixes")
+
+
+def test_a_broken_continuation_is_repaired_only_with_unsafe_fixes(tmp_path, cli):
+    launcher = ("#!/bin/bash\ndeepspeed --num_gpus 2 train.py \\\n    --per_device_train_batch_size 4 \\\n"
+                "    --report_to \"tensorboard\" \\ # wandb\n    --gradient_checkpointing True\n")
+    write_tree(tmp_path, {"finetune.sh": launcher, "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    assert cli.codes(tmp_path, ".", "--select", "TL304") == ["TL304"]
+    fix(cli, tmp_path, ".", "--select", "TL304")
+    assert (tmp_path / "finetune.sh").read_text() == launcher
+    fix(cli, tmp_path, ".", "--select", "TL304", "--unsafe-fixes")
+    assert (tmp_path / "finetune.sh").read_text() == launcher.replace("\\ # wandb", "\\")
+    _, document = cli.check_json(tmp_path, ".", "--select", "TL304")
+    assert document["findings"] == []
+    assert document["runs"][0]["settings"]["gradient_checkpointing"]["value"] is True
+
+
+def test_diff_prints_the_change_and_writes_nothing(tmp_path, cli):
+    files = _eval_job("--per_device_eval_batch_size 16")
+    write_tree(tmp_path, files)
+    before = snapshot(tmp_path)
+    code, out, err = fix(cli, tmp_path, ".", "--select", "TL103", "--diff")
+    assert snapshot(tmp_path) == before
+    assert code == 1
+    assert "--- a/finetune.sh\n+++ b/finetune.sh\n" in out
+    assert "-    --per_device_eval_batch_size 16\n+    --per_device_eval_batch_size 4\n" in out
+    assert "Would fix 1 finding" in err
+
+
+def test_summary_names_fixes_left_for_a_human(tmp_path, cli):
+    files = job(EVAL_FLAGS + "--per_device_eval_batch_size $(nproc)\n--deepspeed ds.json",
+                eval_dataset="eval_set", extra={"ds.json": ZERO2_PINNED.replace(
+                    '"gradient_accumulation_steps": 1,', '"gradient_accumulation_steps": "auto",')})
+    write_tree(tmp_path, files)
+    code, out, _ = fix(cli, tmp_path, ".", "--select", "TL201")
+    assert '"train_micro_batch_size_per_gpu": "auto"' in (tmp_path / "ds.json").read_text()
+    assert code == 0
+
+
+# ------------------------------------------------------------------ refusals
+def test_bare_switch_of_an_argparse_script_is_not_rewritten(tmp_path):
+    from trainlint.core import KnobChange, SourceKind
+    from trainlint.fixers.planner import Planner, Refused
+
+    script = ("import argparse\nimport transformers\np = argparse.ArgumentParser()\n"
+              "p.add_argument('--bf16', action='store_true')\nargs = p.parse_args()\n"
+              "ta = transformers.TrainingArguments(output_dir='o', bf16=args.bf16)\n")
+    write_tree(tmp_path, {"train.py": script, "run.sh": "torchrun train.py --bf16\n"})
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = lint([Path("run.sh")], make_target("v100-32gb"))
+        [run] = result.scan.runs
+        assert run.settings["bf16"].kind == SourceKind.LAUNCHER_FLAG
+        with pytest.raises(Refused, match="switch"):
+            Planner(result).change(run, KnobChange("bf16", True, False))
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_stale_plan_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_tree(tmp_path, _eval_job("--per_device_eval_batch_size 16"))
+    result = lint([Path("finetune.sh")], make_target(None), Selection(("TL103",)))
+    launcher = tmp_path / "finetune.sh"
+    launcher.write_text(launcher.read_text().replace("batch_size 16", "batch_size 32"))
+    [plan] = plan_fixes(result, unsafe=False)
+    assert plan.applicability == Applicability.DISPLAY_ONLY and not plan.edits
+    assert "no longer reads" in plan.problem
+
+
+# ------------------------------------------------------------------ atomicity and verification
+def test_a_failure_while_writing_several_files_leaves_every_file_as_it_was(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    files = job(EVAL_FLAGS + "--per_device_eval_batch_size 16\n--deepspeed ds.json\n--gradient_accumulation_steps 4",
+                eval_dataset="eval_set", extra={"ds.json": ZERO2_PINNED})
+    write_tree(tmp_path, files)
+    before = snapshot(tmp_path)
+    calls = []
+
+    def failing_writer(path: Path, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        write_atomically(path, data)
+
+    session = FixSession(lambda: lint([Path(".")], make_target(None), Selection(("TL103", "TL201"))),
+                         unsafe=False, preserve=False, writer=failing_writer)
+    outcome = session.run()
+    assert len(calls) == 2  # the first file was written, then the second write failed
+    assert outcome.error and "disk full" in outcome.error
+    assert snapshot(tmp_path) == before
+    assert not outcome.applied
+    # The same session with a working writer fixes both files in one round.
+    outcome = FixSession(session.lint, unsafe=False, preserve=False).run()
+    assert sorted(outcome.files_changed) == ["ds.json", "finetune.sh"] and outcome.error is None
+
+
+def test_an_edit_that_breaks_the_syntax_is_rejected_before_writing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_tree(tmp_path, {"ds.json": ZERO2_PINNED, "run.sh": "deepspeed train.py --x 1\n"})
+    data = (tmp_path / "ds.json").read_bytes()
+    start = data.index(b"16")
+    breaking = Edit(origin_of("ds.json", data, start, start + 2), "16,,")
+    harmless = Edit(origin_of("run.sh", b"deepspeed train.py --x 1\n", 23, 24), "2")
+    finding = Finding("TL201", "x", Severity.ERROR, "m", "ds.json", None, fix=Fix(Applicability.SAFE, "m"))
+    bad = PlannedFix(finding, (breaking,), Applicability.SAFE)
+    good = PlannedFix(finding, (harmless,), Applicability.SAFE)
+    pending = rewrite([bad, good])
+    assert [p for p, _ in pending.rejected] == [bad] and "no longer parse" in pending.rejected[0][1]
+    assert list(pending.contents) == [Path("run.sh")]
+    assert pending.contents[Path("run.sh")] == b"deepspeed train.py --x 2\n"
+
+
+def test_with_planned_edits_fills_the_findings_edits(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_tree(tmp_path, _eval_job("--per_device_eval_batch_size 16"))
+    result = lint([Path(".")], make_target(None), Selection(("TL103",)))
+    [finding] = with_planned_edits(result)
+    [edit] = finding.edits
+    assert (edit.origin.path, edit.origin.line, edit.content) == ("finetune.sh", 9, "4")
+    assert (tmp_path / "finetune.sh").read_bytes()[edit.origin.start_byte:edit.origin.end_byte] == b"16"
+
+
+# ------------------------------------------------------------------ edit primitives
+def test_edits_collide_only_when_their_order_or_bytes_would_be_ambiguous():
+    def at(start, end, content="x"):
+        return Edit(origin_of("f", b"0123456789", start, end), content)
+
+    assert collide(at(1, 3), at(2, 4)) and collide(at(2, 2), at(2, 2, "y")) and collide(at(2, 2), at(1, 3))
+    assert not collide(at(1, 3), at(3, 5)) and not collide(at(1, 3), at(1, 3)) and not collide(at(3, 3), at(1, 3))
+    assert apply_edits(b"0123456789", [at(1, 3, "ab"), at(5, 5, "+"), at(9, 10, "")]) == b"0ab34+5678"
