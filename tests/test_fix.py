@@ -117,12 +117,15 @@ def test_moe_llava_story_sample(tmp_path, cli):
 
 
 def test_without_a_world_size_per_device_times_accumulation_is_kept(tmp_path, cli):
-    write_tree(tmp_path, job(MOE_FLAGS, launcher="deepspeed", extra={"zero2.json": ZERO2_MOE.replace(
-        '"train_batch_size": 128', '"train_batch_size": "auto"')}))
+    flags = ("--model_name_or_path Qwen/Qwen2-0.5B\n--per_device_train_batch_size 16\n"
+             "--gradient_accumulation_steps 2\n--bf16 True\n--model_max_length 2048\n--gradient_checkpointing True")
+    files = job(flags, launcher="torchrun --nproc_per_node gpu")
+    write_tree(tmp_path, files)
     code, out, _ = fix(cli, tmp_path, ".", "--gpu", "a100-40gb", "--preserve-effective-batch", "--select", "TL101")
-    launcher = (tmp_path / "finetune.sh").read_text()
-    assert "--per_device_train_batch_size 4 \\" in launcher and "--gradient_accumulation_steps 4 \\" in launcher
+    assert (tmp_path / "finetune.sh").read_text() == files["finetune.sh"].replace(
+        "batch_size 16", "batch_size 4").replace("accumulation_steps 2", "accumulation_steps 8")
     assert "effective batch unknown" in out and "per-device × accumulation" in out
+    assert code == 0
 
 
 # ------------------------------------------------------------------ where edits land

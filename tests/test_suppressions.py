@@ -10,7 +10,7 @@ from trainlint.core import Finding, Origin, Severity
 from trainlint.suppressions import apply_suppressions, read_suppressions
 
 # A small model, so that only TL103 fires: on the eval batch flag, line 4 of finetune.sh (line 5
-# once a directive line is added above the command, which then spans lines 3-9).
+# once a directive line is added above the command, which then spans lines 3-10).
 EVAL_FLAGS = ("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
               "--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--model_max_length 512\n"
               "--bf16 True")
@@ -54,7 +54,7 @@ def test_a_directive_for_another_code_leaves_the_finding_and_is_unused(tmp_path,
     assert sorted((f["code"], f["line"]) for f in findings) == [("TL103", 5), ("TL901", 2)]
     unused = next(f for f in findings if f["code"] == "TL901")
     assert unused["severity"] == "warning"
-    assert "no TL104 finding on lines 3–9" in unused["message"]
+    assert "no TL104 finding on lines 3–10" in unused["message"]
     # The fix removes the whole comment line.
     assert unused["fix"]["edits"] == [{"path": "finetune.sh", "line": 2, "column": 1, "end_line": 3,
                                        "end_column": 1, "content": ""}]
@@ -68,8 +68,8 @@ def test_a_blank_line_ends_what_a_directive_covers(tmp_path, cli):
 def test_unused_codes_are_reported_and_the_fix_keeps_the_used_one(tmp_path, cli):
     files = _launcher(last_line_comment="# trainlint: ignore[TL103, TL101] -- tested on H100")
     [unused] = _findings(cli, tmp_path, files)
-    assert unused["code"] == "TL901" and unused["line"] == 8
-    assert unused["message"] == "unused suppression: no TL101 finding on lines 2–8"
+    assert unused["code"] == "TL901" and unused["line"] == 9
+    assert unused["message"] == "unused suppression: no TL101 finding on lines 2–9"
     [edit] = unused["fix"]["edits"]
     assert edit["content"] == "[TL103]"
 
