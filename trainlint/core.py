@@ -177,6 +177,10 @@ class RunFacts:
     # The eval dataloader is built with the train batch size (code overrides the eval batch).
     eval_uses_train_batch: bool = False
     python_files: Tuple[str, ...] = ()
+    # The entry script's own flags as the launcher passes them: (name as written, the flag word), in order.
+    flags: Tuple[Tuple[str, Setting], ...] = ()
+    # The `transformers` version the repository pins (requirements/pyproject), when it pins one.
+    transformers_pin: Optional[Setting] = None
 
 
 @dataclass(frozen=True)

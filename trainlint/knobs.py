@@ -228,4 +228,12 @@ HF_TRAINING_ARGUMENTS_FIELDS = frozenset({
     "torchdynamo", "ray_scope", "ddp_timeout", "torch_compile", "torch_compile_backend", "torch_compile_mode",
     "include_tokens_per_second", "include_num_input_tokens_seen", "neftune_noise_alpha", "optim_target_modules",
     "batch_eval_metrics", "eval_on_start", "use_liger_kernel", "eval_use_gather_object", "average_tokens_across_devices",
+    "evaluation_strategy",
 })
+
+# HF TrainingArguments fields whose existence depends on the transformers version:
+# name -> (first version that has it, first version that no longer has it).
+HF_VERSIONED_FIELDS = {
+    "evaluation_strategy": (None, "4.46"),
+    "eval_strategy": ("4.41", None),
+}

@@ -44,6 +44,9 @@ class EntryFacts:
     parse_known_args: bool = False
     inherits_hf: bool = False  # a parser dataclass derives from TrainingArguments (all HF flags accepted)
     has_parser: bool = False
+    # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
+    # the set of accepted flags is then incomplete.
+    unresolved_parser_class: bool = False
     diagnostics: List[Diagnostic] = field(default_factory=list)
 
     @property
@@ -56,7 +59,7 @@ class EntryFacts:
         return self.inherits_hf or bool(self.config_keywords) or bool(self.trainer_calls)
 
     def accepted_flags(self) -> Optional[frozenset]:
-        if not self.has_parser:
+        if not self.has_parser or self.unresolved_parser_class:
             return None
         names = set(self.fields) | set(self.option_dest)
         if self.inherits_hf:
@@ -125,6 +128,7 @@ def _merge(facts: EntryFacts) -> None:
         if info is None:
             # Not defined in the scanned modules: HF's own argument class, or one we cannot see.
             facts.inherits_hf = facts.inherits_hf or name in _HF_ARGUMENT_BASES
+            facts.unresolved_parser_class = facts.unresolved_parser_class or name not in _HF_ARGUMENT_BASES
             continue
         for base in _ancestors(info, classes):
             if _last(base) in _HF_ARGUMENT_BASES:

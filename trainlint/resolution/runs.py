@@ -19,7 +19,7 @@ from trainlint.readers.facts import ConfigFile, Keyword, Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
 from trainlint.resolution.flags import last_by_name, option_value, parse_flags
-from trainlint.resolution.workspace import Workspace
+from trainlint.resolution.workspace import Workspace, transformers_pin
 from trainlint.resolution.world import world_size
 
 # Higher wins. Code that rewrites a setting after parsing beats everything the user passed.
@@ -124,6 +124,7 @@ class _Build:
     facts: Optional[EntryFacts] = None
     entry_shown: Optional[str] = None
     entry_exists: Optional[bool] = None
+    flags: Tuple[Tuple[str, Setting], ...] = ()
 
 
 def _resolve_entry(build: _Build, dirs: Sequence[Path]) -> Optional[Path]:
@@ -163,6 +164,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in _bool_names())
     parsed, _positionals = parse_flags(launch.script_args, is_bool)
     flags = last_by_name(parsed)
+    build.flags = tuple((flag.name, flag.flag) for flag in parsed)
     if launch.launcher == "llamafactory-cli" or (entry_path is not None and entry_path.suffix in (".yaml", ".yml")):
         return _recipe_run(build, entry_path, flags)
     if not _looks_like_training(flags, build.facts):
@@ -382,6 +384,9 @@ def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> T
         accepted_flags=facts.accepted_flags() if facts else None,
         parse_known_args=facts.parse_known_args if facts else False,
         python_files=tuple(m.path for m in facts.modules) if facts else (),
+        flags=build.flags,
+        transformers_pin=transformers_pin(build.workspace, build.script_path,
+                                          build.facts.path if build.facts else None),
     )
     origin = build.launch.origin
     files = tuple(dict.fromkeys(build.files))

@@ -5,10 +5,32 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from trainlint.readers.deepspeed import read_json_config
+from trainlint.core import Setting
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
+from trainlint.readers.requirements import read_pin
 from trainlint.readers.python import read_python, resolve_import
 from trainlint.readers.shell import read_shell
 from trainlint.readers.yaml import read_yaml_config
+
+
+_REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
+                      "setup.py")
+
+
+def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional[Setting]:
+    """The `transformers==X` a repository pins, looked up from the entry script's folder upwards to
+    the repository root (the first requirements file that names it wins)."""
+    for start in [p for p in paths if p is not None]:
+        folder = start.resolve().parent
+        root = repo_root(folder) or folder
+        for candidate_dir in [folder, *folder.parents]:
+            for name in _REQUIREMENT_FILES:
+                found = workspace.pin_in(candidate_dir / name, "transformers")
+                if found is not None:
+                    return found
+            if candidate_dir == root:
+                break
+    return None
 
 
 def repo_root(start: Path) -> Optional[Path]:
@@ -26,6 +48,7 @@ class Workspace:
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
+        self._pins: Dict[tuple, Optional[Setting]] = {}
 
     def shell(self, path: Path) -> ShellScript:
         key = path.resolve()
@@ -45,6 +68,12 @@ class Workspace:
             reader = read_yaml_config if path.suffix.lower() in (".yaml", ".yml") else read_json_config
             self._config[key] = reader(path)
         return self._config[key]
+
+    def pin_in(self, path: Path, package: str) -> Optional[Setting]:
+        key = (path.resolve(), package)
+        if key not in self._pins:
+            self._pins[key] = read_pin(path, package) if path.is_file() else None
+        return self._pins[key]
 
     def search_dirs(self, script: Path, cwd: Optional[str]) -> List[Path]:
         """Where a relative path in a launcher may point: the directory it `cd`s into, the directory

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from trainlint.checks._examples import TRAIN_PY
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Finding, Related, Setting, Severity, TrainingRun
+from trainlint.knobs import HF_VERSIONED_FIELDS
+
+_LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 {flag}\n"
+_PINNED = "transformers==4.51.2\ntorch==2.3.0\n"
+
+
+class UnknownTrainingArgument(Rule):
+    """
+    ## What it does
+    Reports a flag the entry script's argument parser does not define: a misspelling, an argument
+    that was removed from the script, or an HF `TrainingArguments` field that the transformers version
+    the repository pins no longer has (`--evaluation_strategy` is gone since 4.46; `--eval_strategy`
+    appeared in 4.41).
+
+    ## Why is this bad
+    `HfArgumentParser` stops the job at start with "Some specified arguments are not used". A script
+    that parses with `parse_known_args()` is worse: it drops the flag silently, so `--use-lora` or
+    `--gradient_checkpointing` has no effect and the job trains, or runs out of memory, without it.
+
+    ## Example
+    ```sh
+    torchrun train.py --evaluation_strategy steps    # with transformers==4.51.2 pinned
+    ```
+    Use instead:
+    ```sh
+    torchrun train.py --eval_strategy steps
+    ```
+
+    ## Fix safety
+    No fix: whether the flag is misspelled, obsolete or meant for another script needs a person.
+    """
+
+    code = "TL305"
+    name = "unknown-training-argument"
+    severity = Severity.ERROR
+    summary = "A flag the entry point's parser does not accept"
+    examples = (
+        Example("a misspelled flag", {"finetune.sh": _LAUNCHER.format(flag="--gradient_checkpoint True"),
+                                      "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True),
+        Example("a removed HF flag with a recent transformers pinned",
+                {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True),
+        Example("a removed HF flag when no version is pinned",
+                {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"),
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
+        Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
+                                                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        accepted = run.facts.accepted_flags
+        if accepted is None:
+            return
+        pin = run.facts.transformers_pin
+        for name, value in run.facts.flags:
+            normalized = name.replace("-", "_")
+            if normalized in HF_VERSIONED_FIELDS:
+                problem = _version_problem(normalized, pin)
+                if problem is not None:
+                    yield self.finding(run, f"`--{name}` {problem}", origin=_flag_origin(value),
+                                       related=(Related(pin.origin, f"transformers {pin.value} is pinned here"),)
+                                       if pin is not None and pin.origin is not None else ())
+                continue
+            if normalized in accepted or name in accepted or _abbreviates(normalized, accepted):
+                continue
+            if run.facts.parse_known_args:
+                yield self.finding(run, f"`--{name}` is not an argument of the entry script; parse_known_args() drops "
+                                        f"it silently, so it has no effect", origin=_flag_origin(value),
+                                   severity=Severity.WARNING)
+            else:
+                yield self.finding(run, f"`--{name}` is not an argument of the entry script's parser; the job stops at "
+                                        f"start-up", origin=_flag_origin(value))
+
+
+def _flag_origin(value: Setting):
+    return value.origin
+
+
+def _abbreviates(name: str, accepted) -> bool:
+    """argparse accepts a unique prefix of a long option."""
+    matches = [option for option in accepted if option.startswith(name)]
+    return len(matches) == 1
+
+
+def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
+    if pin is None or not isinstance(pin.value, str):
+        return None
+    try:
+        installed = Version(pin.value)
+    except InvalidVersion:
+        return None
+    added, removed = HF_VERSIONED_FIELDS[field]
+    if removed is not None and installed >= Version(removed):
+        return f"was removed from TrainingArguments in transformers {removed}; the pinned {pin.value} refuses it"
+    if added is not None and installed < Version(added):
+        return f"appeared in transformers {added}; the pinned {pin.value} refuses it"
+    return None
