@@ -52,7 +52,6 @@ def second_fix_is_a_no_op(cli, folder: Path, *argv: str) -> None:
 # ------------------------------------------------------------------ the story
 MOE_FLAGS = """--deepspeed zero2.json
 --model_name_or_path lmsys/vicuna-7b-v1.5
---version v1
 --per_device_train_batch_size 8
 --per_device_eval_batch_size 4
 --gradient_accumulation_steps 2
@@ -74,7 +73,7 @@ ZERO2_MOE = """{
 
 def test_moe_llava_like_launcher_goes_from_8_2_to_4_4_and_stays_there(tmp_path, cli):
     write_tree(tmp_path, job(MOE_FLAGS, extra={"zero2.json": ZERO2_MOE}))
-    target = ("--gpu", "a100-40gb", "--preserve-effective-batch")
+    target = ("--gpu", "a100-40gb", "--preserve-effective-batch", "--select", "TL1,TL2")
     _, before_doc = cli.check_json(tmp_path, ".", *target)
     assert [f["code"] for f in before_doc["findings"]] == ["TL101"]
     before = snapshot(tmp_path)
@@ -263,14 +262,19 @@ def test_diff_prints_the_change_and_writes_nothing(tmp_path, cli):
     assert "Would fix 1 finding" in err
 
 
-def test_summary_names_fixes_left_for_a_human(tmp_path, cli):
-    files = job(EVAL_FLAGS + "--per_device_eval_batch_size $(nproc)\n--deepspeed ds.json",
-                eval_dataset="eval_set", extra={"ds.json": ZERO2_PINNED.replace(
-                    '"gradient_accumulation_steps": 1,', '"gradient_accumulation_steps": "auto",')})
+ARGPARSE_TRAIN = ("import argparse\nimport transformers\np = argparse.ArgumentParser()\n"
+                  "p.add_argument('--bf16', action='store_true')\nargs = p.parse_args()\n"
+                  "ta = transformers.TrainingArguments(output_dir='o', bf16=args.bf16, fp16=not args.bf16)\n")
+
+
+def test_a_fix_with_no_safe_place_is_left_for_a_human(tmp_path, cli):
+    # `--bf16` feeds both bf16 and (negated) fp16: no single edit switches one of them alone.
+    files = {"train.py": ARGPARSE_TRAIN, "run.sh": "torchrun --nproc_per_node 2 train.py --bf16\n"}
     write_tree(tmp_path, files)
-    code, out, _ = fix(cli, tmp_path, ".", "--select", "TL201")
-    assert '"train_micro_batch_size_per_gpu": "auto"' in (tmp_path / "ds.json").read_text()
-    assert code == 0
+    code, out, _ = fix(cli, tmp_path, ".", "--select", "TL203", "--gpu", "v100-32gb", "--unsafe-fixes")
+    assert snapshot(tmp_path) == {name: text.encode() for name, text in files.items()}
+    assert code == 1
+    assert "No fixes to apply." in out and "Left for a human:" in out and "TL203" in out
 
 
 # ------------------------------------------------------------------ refusals
@@ -278,9 +282,7 @@ def test_bare_switch_of_an_argparse_script_is_not_rewritten(tmp_path):
     from trainlint.core import KnobChange, SourceKind
     from trainlint.fixers.planner import Planner, Refused
 
-    script = ("import argparse\nimport transformers\np = argparse.ArgumentParser()\n"
-              "p.add_argument('--bf16', action='store_true')\nargs = p.parse_args()\n"
-              "ta = transformers.TrainingArguments(output_dir='o', bf16=args.bf16)\n")
+    script = ARGPARSE_TRAIN.replace(", fp16=not args.bf16", "")
     write_tree(tmp_path, {"train.py": script, "run.sh": "torchrun train.py --bf16\n"})
     cwd = os.getcwd()
     os.chdir(tmp_path)
@@ -308,9 +310,7 @@ def test_a_stale_plan_is_refused(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ atomicity and verification
 def test_a_failure_while_writing_several_files_leaves_every_file_as_it_was(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    files = job(EVAL_FLAGS + "--per_device_eval_batch_size 16\n--deepspeed ds.json\n--gradient_accumulation_steps 4",
-                eval_dataset="eval_set", extra={"ds.json": ZERO2_PINNED})
-    write_tree(tmp_path, files)
+    write_tree(tmp_path, job(MOE_FLAGS, extra={"zero2.json": ZERO2_MOE}))
     before = snapshot(tmp_path)
     calls = []
 
@@ -320,16 +320,19 @@ def test_a_failure_while_writing_several_files_leaves_every_file_as_it_was(tmp_p
             raise OSError("disk full")
         write_atomically(path, data)
 
-    session = FixSession(lambda: lint([Path(".")], make_target(None), Selection(("TL103", "TL201"))),
-                         unsafe=False, preserve=False, writer=failing_writer)
-    outcome = session.run()
-    assert len(calls) == 2  # the first file was written, then the second write failed
+    def again():
+        return lint([Path(".")], make_target("a100-40gb"), Selection(("TL101",)), preserve_effective_batch=True)
+
+    outcome = FixSession(again, unsafe=False, preserve=True, writer=failing_writer).run()
+    # One fix edits the launcher and the DeepSpeed config: the first file was written, the second
+    # write failed, and the first got its old bytes back.
+    assert len(calls) == 2
     assert outcome.error and "disk full" in outcome.error
     assert snapshot(tmp_path) == before
     assert not outcome.applied
-    # The same session with a working writer fixes both files in one round.
-    outcome = FixSession(session.lint, unsafe=False, preserve=False).run()
-    assert sorted(outcome.files_changed) == ["ds.json", "finetune.sh"] and outcome.error is None
+    outcome = FixSession(again, unsafe=False, preserve=True).run()
+    assert outcome.files_changed == ["finetune.sh", "zero2.json"] and outcome.error is None
+    assert len(outcome.history) == 1
 
 
 def test_an_edit_that_breaks_the_syntax_is_rejected_before_writing(tmp_path, monkeypatch):

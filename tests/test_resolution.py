@@ -142,3 +142,14 @@ def test_changed_config_reaches_every_launcher_that_uses_it(tmp_path):
     result = scan([tmp_path], workspace=Workspace(tmp_path))
     touching = result.graph.runs_touching(display_path(tmp_path / "zero3.json"))
     assert [Path(t.split(":")[0]).name for t in touching] == ["a.sh", "b.sh"]
+
+
+def test_a_quoted_expansion_is_still_an_exclusive_use(tmp_path):
+    write_tree(tmp_path, {"finetune.sh": 'BATCH=8\ntorchrun train.py --per_device_train_batch_size "$BATCH" '
+                                         '--gradient_accumulation_steps=$ACC\n',
+                          "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    result = scan([tmp_path / "finetune.sh"], workspace=Workspace(tmp_path))
+    [run] = result.runs
+    target = result.graph.fix_target(run.id, "per_device_train_batch_size",
+                                     run.settings["per_device_train_batch_size"])
+    assert target.origin.line == 1 and target.text == "8"

@@ -63,6 +63,7 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> int:
     """Write every finding to `path`; returns how many were written."""
     from trainlint.fixers.atomic import write_atomically
 
+    path.resolve().parent.mkdir(parents=True, exist_ok=True)
     root = str(path.resolve().parent)
     document = baseline_document(findings, root)
     write_atomically(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))

@@ -76,6 +76,9 @@ def run_check(args) -> int:
         return _write_baseline(args.write_baseline, result)
     if getattr(args, "baseline", None) is not None:
         result.findings = _new_findings(args.baseline, result)
+    from trainlint.fixers.engine import with_planned_edits
+
+    result.findings = with_planned_edits(result, unsafe=True)
     report = _report(result)
     color = _color() and args.output_file is None
     _write(render(report, args.output_format, root=".", color=color), args.output_file)
@@ -155,6 +158,7 @@ def _write_summary(args, report: Report) -> None:
     if target is None:
         return
     text = render_summary(report, root=".")
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
     append = step_summary is not None and os.path.abspath(target) == os.path.abspath(step_summary)
     if append:
         with open(target, "a", encoding="utf-8") as handle:

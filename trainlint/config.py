@@ -235,7 +235,7 @@ def config_start(paths: Sequence[Path]) -> Path:
     if not paths:
         return Path.cwd()
     first = Path(paths[0])
-    return first if first.is_dir() else first.parent if str(first.parent) else Path.cwd()
+    return first if first.is_dir() else first.parent
 
 
 def locate_config(args) -> Optional[FileConfig]:

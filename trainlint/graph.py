@@ -27,11 +27,16 @@ class SettingsGraph:
     def __init__(self) -> None:
         self.graph = nx.DiGraph()
         self.runs: Dict[str, TrainingRun] = {}
+        # Flow targets by file: an expansion (`$X`) may sit inside a larger word (`"$X"`, `--f=$X`)
+        # whose setting is what a run reads; the expansion then flows into that word.
+        self._targets: Dict[str, List[NodeKey]] = {}
 
     # ------------------------------------------------------------ building
     def add_flows(self, flows: Iterable[Flow]) -> None:
         for flow in flows:
-            self.graph.add_edge(node_key(flow.source), node_key(flow.target), kind="flow")
+            target = node_key(flow.target)
+            self.graph.add_edge(node_key(flow.source), target, kind="flow")
+            self._targets.setdefault(flow.target.path, []).append(target)
 
     def _add_chain(self, setting: Setting, sink) -> None:
         if setting.origin is None:
@@ -41,6 +46,9 @@ class SettingsGraph:
         here = node_key(setting.origin)
         self.graph.add_node(here, setting=setting)
         self.graph.add_edge(here, sink, kind="flows-into")
+        for inner in self._targets.get(setting.origin.path, ()):
+            if inner != here and here[1] <= inner[1] and inner[2] <= here[2]:
+                self.graph.add_edge(inner, here, kind="part-of")
         for upstream in setting.via:
             self._add_chain(upstream, here)
 

@@ -9,7 +9,9 @@ from typing import Callable, Dict, Optional
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`; the file's permission bits are kept."""
+    """Replace `path` with `data`; the file's permission bits are kept, and a symbolic link keeps
+    pointing at the file it named (the file behind it is replaced, not the link)."""
+    path = Path(os.path.realpath(path))
     mode: Optional[int] = None
     try:
         mode = stat.S_IMODE(path.stat().st_mode)

@@ -13,7 +13,7 @@ from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unif
 from trainlint.fixers.planner import PlannedFix, Planner, planned_finding
 from trainlint.fixers.verify import broken_by_edits
 
-MAX_ROUNDS = 5
+MAX_ROUNDS = 10
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
@@ -41,14 +41,23 @@ def with_planned_edits(result, unsafe: bool = True) -> List[Finding]:
 
 
 def choose(plans: Sequence[PlannedFix], unsafe: bool) -> List[PlannedFix]:
-    """The applicable plans whose edits do not collide with an earlier chosen one; the others wait
-    for the next round, planned again against the rewritten files."""
+    """The applicable plans whose edits do not collide with an earlier chosen one, and at most one
+    knob-changing fix per job: a rule chose its values from the job as it was (TL101's micro-batch
+    assumes checkpointing stays off), so the next fix is planned again against the re-read job.
+    The others wait for the next round."""
     chosen: List[PlannedFix] = []
     accepted = []
+    jobs_changed = set()
     for plan in plans:
-        if plan.applies(unsafe) and not collides_with_any(plan.edits, accepted):
-            chosen.append(plan)
-            accepted.extend(plan.edits)
+        if not plan.applies(unsafe) or collides_with_any(plan.edits, accepted):
+            continue
+        changes_knobs = plan.finding.fix is not None and bool(plan.finding.fix.changes)
+        if changes_knobs and plan.finding.run_id in jobs_changed:
+            continue
+        if changes_knobs:
+            jobs_changed.add(plan.finding.run_id)
+        chosen.append(plan)
+        accepted.extend(plan.edits)
     return chosen
 
 
@@ -93,6 +102,8 @@ def rewrite(plans: Sequence[PlannedFix]) -> Rewrite:
 @dataclass
 class FixOutcome:
     applied: List[PlannedFix] = field(default_factory=list)
+    # The plans applied in each round, in order (each round's edits name the bytes of the round before).
+    history: List[List[PlannedFix]] = field(default_factory=list)
     # Plans of the last lint that were not applied: unsafe without --unsafe-fixes, display-only.
     left: List[PlannedFix] = field(default_factory=list)
     rejected: List[Tuple[PlannedFix, str]] = field(default_factory=list)
@@ -106,7 +117,7 @@ class FixOutcome:
 
 
 def _effective_batches(result) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
-    from trainlint.report.common import effective_batch
+    from trainlint.resolution.batch import effective_batch
 
     out: Dict[RunKey, Tuple[TrainingRun, Value]] = {}
     seen: Dict[str, int] = {}
@@ -121,7 +132,7 @@ def _predicted_batches(before: Dict[RunKey, Tuple[TrainingRun, Value]],
                        plans: Sequence[PlannedFix]) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
     """The effective batches the plans would give, from their knob changes (nothing is re-read)."""
     from trainlint.core import Setting, SourceKind
-    from trainlint.report.common import effective_batch
+    from trainlint.resolution.batch import effective_batch
 
     out = {}
     for key, (run, batch) in before.items():
@@ -198,6 +209,7 @@ class FixSession:
                 result = self.lint()
                 break
             outcome.applied.extend(pending.plans)
+            outcome.history.append(list(pending.plans))
             changed.extend(t for t in touched if t not in changed)
             result = fresh
         outcome.files_changed = sorted(changed)

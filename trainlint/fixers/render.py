@@ -63,6 +63,8 @@ def shell_value(raw: str, new: Value, current: Value = None) -> str:
     found = _WORD_PREFIX.match(inner)
     if found is not None and str(current) != inner:
         prefix, inner = found.group(0), inner[found.end():]
+        if not quote:
+            quote, inner = _split_quotes(inner)  # `--name="8"`
     if isinstance(new, bool):
         text = _bool_word(new, inner)
     elif new is None:
@@ -74,7 +76,8 @@ def shell_value(raw: str, new: Value, current: Value = None) -> str:
     if quote:
         if quote in text or (quote == "\"" and re.search(r"[$`\\!]", text)):
             raise CannotRender(f"cannot place {text!r} inside {quote}{quote}")
-        return f"{quote}{prefix}{text}{quote}"
+        return f"{prefix}{quote}{text}{quote}" if raw.startswith(prefix + quote) and prefix else \
+            f"{quote}{prefix}{text}{quote}"
     if not _SHELL_SAFE.match(text):
         if "'" in text:
             raise CannotRender(f"cannot quote {text!r} for the shell")
