@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import SAMPLES, write_tree
-from trainlint.checks._examples import TRAIN_PY, job
+from trainlint.checks._examples import job
 
 RISKY = job("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
             "--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
@@ -86,3 +86,9 @@ def test_rule_docs_and_gpu_list(tmp_path, cli):
 def test_nothing_to_check_is_clean(tmp_path, cli):
     (tmp_path / "README.md").write_text("hello\n")
     assert cli.run(tmp_path, "check")[0] == 0
+
+
+def test_output_file_in_a_new_folder_is_created(tmp_path, cli):
+    write_tree(tmp_path, RISKY)
+    code, _, _ = cli.run(tmp_path, "check", ".", "--output-format", "sarif", "--output-file", "out/reports/t.sarif")
+    assert code == 1 and (tmp_path / "out" / "reports" / "t.sarif").is_file()

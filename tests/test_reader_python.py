@@ -7,7 +7,7 @@ from typing import Dict, Optional
 
 import pytest
 
-from trainlint.core import Origin, Setting, SourceKind, Unknown
+from trainlint.core import Origin, SourceKind, Unknown
 from trainlint.readers.facts import DataclassInfo, FieldDefault, PythonModule
 from trainlint.readers.python import read_python, resolve_import
 

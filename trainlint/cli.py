@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep per-device × accumulation × world size when lowering the micro-batch")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change results")
     fix.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
+    fix.add_argument("--changed", action="store_true",
+                     help="PATHS are changed files (as pre-commit passes them): fix every job that reads one")
 
     show = commands.add_parser("show", help="the resolved jobs: every setting, its value and its origin")
     _target_options(show)

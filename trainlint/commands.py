@@ -63,7 +63,12 @@ def _write(text: str, output_file) -> None:
         return
     from trainlint.fixers.atomic import write_atomically
 
-    write_atomically(Path(output_file), text.encode("utf-8"))
+    target = Path(output_file)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, text.encode("utf-8"))
+    except OSError as error:
+        raise UsageError(f"cannot write {output_file}: {error.strerror or error}") from error
 
 
 def run_check(args) -> int:
@@ -242,6 +247,20 @@ def run_gpus(args) -> int:
 
 
 def run_fix(args) -> int:
-    from trainlint.fixers.engine import run_fix as fix
+    from trainlint.fixers.engine import FixSession, summary
 
-    return fix(args)
+    settings = effective_settings(args)
+    session = FixSession(lambda: _check_result(args, settings), bool(args.unsafe_fixes),
+                         bool(args.preserve_effective_batch))
+    if args.diff:
+        outcome = session.preview()
+        sys.stdout.write(outcome.diff)
+        sys.stderr.write(summary(outcome, unsafe=bool(args.unsafe_fixes), preview=True))
+    else:
+        outcome = session.run()
+        sys.stdout.write(summary(outcome, unsafe=bool(args.unsafe_fixes)))
+    if outcome.error:
+        sys.stderr.write(f"trainlint: error: {outcome.error}\n")
+        return EXIT_ERROR
+    remaining = [f for f in outcome.result.findings if f.severity in (Severity.ERROR, Severity.WARNING)]
+    return EXIT_FINDINGS if remaining or (args.diff and outcome.diff) else EXIT_OK

@@ -1,7 +1,7 @@
 """The contract every rule follows, and what a rule may ask while it checks a run."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Iterable, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import (

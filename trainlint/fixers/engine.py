@@ -2,12 +2,11 @@
 atomically, re-read the whole job, and repeat until nothing applicable is left."""
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from trainlint.core import Applicability, Finding, Severity, TrainingRun, Unknown, Value
+from trainlint.core import Applicability, Finding, TrainingRun, Unknown, Value
 from trainlint.fixers.atomic import write_all, write_atomically
 from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unified_diff
 from trainlint.fixers.planner import PlannedFix, Planner, planned_finding
@@ -244,38 +243,6 @@ def _shown(path: Path) -> str:
 
 
 # ------------------------------------------------------------------ the command
-def run_fix(args) -> int:
-    from trainlint.linter import Selection, lint, make_target
-
-    if args.num_gpus is not None and args.num_gpus < 1:
-        from trainlint.linter import UsageError
-
-        raise UsageError("--num-gpus must be at least 1")
-    target = make_target(args.gpu, args.gpu_memory, args.num_gpus)
-    selection = Selection(tuple(args.select), tuple(args.ignore))
-    paths = list(args.paths) or [Path(".")]
-    preserve = bool(args.preserve_effective_batch)
-
-    def again():
-        return lint(paths, target, selection, tuple(args.exclude), preserve_effective_batch=preserve)
-
-    session = FixSession(again, bool(args.unsafe_fixes), preserve)
-    if args.diff:
-        outcome = session.preview()
-        sys.stdout.write(outcome.diff)
-        sys.stderr.write(summary(outcome, unsafe=bool(args.unsafe_fixes), preview=True))
-    else:
-        outcome = session.run()
-        sys.stdout.write(summary(outcome, unsafe=bool(args.unsafe_fixes)))
-    if outcome.error:
-        sys.stderr.write(f"trainlint: error: {outcome.error}\n")
-        return EXIT_ERROR
-    remaining = [f for f in outcome.result.findings if f.severity in (Severity.ERROR, Severity.WARNING)]
-    if args.diff:
-        return EXIT_FINDINGS if outcome.diff or remaining else EXIT_OK
-    return EXIT_FINDINGS if remaining else EXIT_OK
-
-
 # ------------------------------------------------------------------ the summary
 def _value(value: Value) -> str:
     return "unknown" if isinstance(value, Unknown) else str(value)

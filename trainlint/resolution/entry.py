@@ -8,7 +8,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.readers.facts import (
-    ConfigCall,
     DataclassInfo,
     FieldDefault,
     Keyword,

@@ -14,7 +14,7 @@ from trainlint.core import (
     TrainingRun,
     Unknown,
 )
-from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, KNOBS, coerce, knob, knob_for
+from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, KNOBS, coerce, knob_for
 from trainlint.readers.facts import ConfigFile, Keyword, Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
