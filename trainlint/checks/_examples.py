@@ -13,11 +13,14 @@ import transformers
 @dataclass
 class ModelArguments:
     model_name_or_path: Optional[str] = field(default="lmsys/vicuna-7b-v1.5")
+    vision_tower: Optional[str] = field(default=None)
 
 
 @dataclass
 class TrainingArguments(transformers.TrainingArguments):
     model_max_length: int = field(default=2048)
+    tune_vision: bool = field(default=False)
+    max_slice_nums: Optional[int] = field(default=None)
 
 
 def train():

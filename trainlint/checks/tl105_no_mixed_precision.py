@@ -61,7 +61,7 @@ class NoMixedPrecision(Rule):
             return
         use_bf16 = getattr(ctx.gpu, "bf16", True)
         knob = "bf16" if use_bf16 else "fp16"
-        message = (f"{getattr(model, 'name', 'the model')} ({params / 1e9:.1f}B parameters) trains in fp32: "
+        message = (f"{model.hf_repo or model.key} ({params / 1e9:.1f}B parameters) trains in fp32: "
                    f"neither bf16 nor fp16 is on, so weights, gradients and activations take twice the memory")
         fix = Fix(Applicability.UNSAFE, f"train in {knob} mixed precision", (KnobChange(knob, False, True),))
         yield self.finding(run, message, at=run.setting("bf16"), fix=fix)

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from trainlint.checks._conditions import known_int
+from trainlint.checks._examples import ZERO2, job
+from trainlint.checks._memory import estimate_for, gpu_label, grounded, over_capacity
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+
+_SEQUENCE_TERMS = ("activations", "logits", "vision")
+_SHORTEST_PROPOSED = 256
+
+_FLAGS = """
+--deepspeed zero2.json
+--bf16 True
+--per_device_train_batch_size 1
+--gradient_checkpointing {gc}
+--model_max_length {length}
+"""
+
+
+class LongSequenceRisk(Rule):
+    """
+    ## What it does
+    Reports a sequence length (text plus image tokens) whose activations and logits alone do not
+    fit the GPU even at a micro-batch of 1, and says which length would.
+
+    ## Why is this bad
+    Lowering the micro-batch cannot help below 1: activations, the fp32 logits of every token and
+    a trained vision tower's activations all grow with the sequence. The job runs out of memory on
+    the first long sample, which may be hours into the epoch.
+
+    ## Example
+    ```sh
+    deepspeed train.py --per_device_train_batch_size 1 --model_max_length 32768 --gradient_checkpointing False
+    ```
+    Use instead a shorter limit, gradient checkpointing, or sequence parallelism.
+
+    ## Fix safety
+    Display-only: a shorter limit truncates training samples (the data changes), and the other
+    remedies need a person's choice.
+    """
+
+    code = "TL106"
+    name = "long-sequence-risk"
+    severity = Severity.ERROR
+    summary = "The sequence length drives activations past the GPU"
+    examples = (
+        Example("32k tokens per sample without checkpointing",
+                job(_FLAGS.format(gc="False", length=32768), extra={"zero2.json": ZERO2}), True,
+                ("--gpu", "a100-80gb")),
+        Example("2k tokens per sample", job(_FLAGS.format(gc="True", length=2048), extra={"zero2.json": ZERO2}),
+                False, ("--gpu", "a100-80gb")),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        length = known_int(run, "max_seq_length")
+        if length is None or not grounded(run):
+            return
+        single = estimate_for(run, ctx.gpu, per_device_train_batch_size=1)
+        if not over_capacity(single) or single.largest_term not in _SEQUENCE_TERMS:
+            return
+        sequence_share = sum(single.breakdown.get(t, 0.0) for t in _SEQUENCE_TERMS)
+        image_tokens = getattr(single, "image_tokens", 0)
+        tokens = f"{length} tokens" + (f" (including {image_tokens} image tokens)" if image_tokens else "")
+        message = (f"at a micro-batch of 1, {tokens} per sample need about {single.peak_gib:.1f} GiB per GPU on "
+                   f"{gpu_label(ctx)} ({single.capacity_gib:.1f} GiB usable), {sequence_share:.1f} GiB of it grows "
+                   f"with the sequence")
+        fitting = self._fitting_length(run, ctx, length)
+        remedy = (f"a limit of {fitting} tokens fits" if fitting else "no shorter limit fits on its own")
+        message += f"; {remedy}"
+        fix = Fix(Applicability.DISPLAY_ONLY,
+                  f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
+        yield self.finding(run, message, at=run.setting("max_seq_length"), fix=fix)
+
+    @staticmethod
+    def _fitting_length(run: TrainingRun, ctx: CheckContext, length: int) -> Optional[int]:
+        low, high, found = _SHORTEST_PROPOSED, length - 1, None
+        while low <= high:
+            middle = (low + high) // 2
+            if estimate_for(run, ctx.gpu, per_device_train_batch_size=1, max_seq_length=middle).fits:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        if found is None:
+            return None
+        rounded = (found // 256) * 256  # a limit people write
+        return rounded or found

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from trainlint.checks._conditions import evaluation_runs, known_bool, known_int
+from trainlint.checks._examples import job
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.memory import resolve_model
+
+ACCUMULATION_PROPOSED = 4
+GIB = 2**30
+
+_WITH_METRICS = "eval_set, compute_metrics=compute_accuracy"
+_FLAGS = "--eval_strategy steps\n--eval_steps 1000\n--per_device_eval_batch_size 4\n--model_max_length 2048{extra}"
+
+
+class EvalAccumulatesPredictions(Rule):
+    """
+    ## What it does
+    Reports evaluation with `compute_metrics` and no `eval_accumulation_steps`: the trainer keeps
+    the logits of every eval batch on the GPU until the whole eval set has been seen.
+
+    ## Why is this bad
+    Logits are batch × sequence × vocabulary values: for a 32k vocabulary and 2,048 tokens, 256 MiB
+    per sample in fp32. Gathered over an eval set they outgrow any GPU; the job dies at the end of
+    its first evaluation.
+
+    ## Example
+    ```sh
+    torchrun train.py --eval_strategy steps       # Trainer(..., compute_metrics=compute_accuracy)
+    ```
+    Use instead:
+    ```sh
+    torchrun train.py --eval_strategy steps --eval_accumulation_steps 4
+    ```
+
+    ## Fix safety
+    Safe: predictions move to the CPU every few steps; the metrics are the same (the host needs the
+    memory instead).
+    """
+
+    code = "TL107"
+    name = "eval-accumulates-predictions"
+    severity = Severity.WARNING
+    summary = "Metrics are computed over logits gathered on the GPU"
+    examples = (
+        Example("compute_metrics without eval_accumulation_steps",
+                job(_FLAGS.format(extra=""), eval_dataset=_WITH_METRICS), True),
+        Example("predictions moved to the CPU every 4 steps",
+                job(_FLAGS.format(extra="\n--eval_accumulation_steps 4"), eval_dataset=_WITH_METRICS), False),
+        Example("no compute_metrics", job(_FLAGS.format(extra=""), eval_dataset="eval_set"), False),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        if run.facts.compute_metrics is not True or evaluation_runs(run).runs is not True:
+            return
+        if run.value("eval_accumulation_steps") is not None or known_bool(run, "prediction_loss_only"):
+            return
+        batch = known_int(run, "per_device_eval_batch_size")
+        length = known_int(run, "max_seq_length")
+        model = resolve_model(run)
+        size = ""
+        if batch and length and model is not None and model.vocab:
+            per_batch = batch * length * model.vocab * 4 / GIB
+            size = f" ({per_batch:.2f} GiB of fp32 logits per eval batch of {batch} × {length} tokens)"
+        message = (f"compute_metrics is set and eval_accumulation_steps is not: every eval batch's logits stay on "
+                   f"the GPU until the eval set ends{size}")
+        fix = Fix(Applicability.SAFE, f"move predictions to the CPU every {ACCUMULATION_PROPOSED} eval steps",
+                  (KnobChange("eval_accumulation_steps", None, ACCUMULATION_PROPOSED),))
+        yield self.finding(run, message, at=run.setting("eval_strategy"), fix=fix)

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from trainlint.checks._conditions import is_user_set, known_int
+from trainlint.checks._examples import ZERO2, job
+from trainlint.checks._memory import estimate_for, gpu_label, grounded, over_capacity
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+
+_FLAGS = """
+--model_name_or_path openbmb/MiniCPM-Llama3-V-2_5
+--deepspeed zero2.json
+--bf16 True
+--tune_vision True
+--per_device_train_batch_size {batch}
+--gradient_checkpointing True
+--model_max_length 2048
+--max_slice_nums {tiles}
+"""
+
+
+class ImageTilingMultiplier(Rule):
+    """
+    ## What it does
+    Reports image slicing or tiling (`max_slice_nums`, `hd_num`, `max_dynamic_patch`) that multiplies
+    the vision tokens of every sample past what the GPU holds at the current micro-batch, when fewer
+    tiles would fit.
+
+    ## Why is this bad
+    Each tile is a full pass through the vision tower and adds its tokens to the language model's
+    sequence: 9 slices of a high-resolution image are ten times the vision activations of one. A
+    batch sized for small images runs out of memory on the first large one.
+
+    ## Example
+    ```sh
+    torchrun finetune.py --per_device_train_batch_size 7 --max_slice_nums 9 --tune_vision true
+    ```
+    Use instead fewer slices (`--max_slice_nums 4`) or a smaller micro-batch (TL101).
+
+    ## Fix safety
+    Unsafe: fewer tiles mean each image is seen at a lower resolution; what the model learns changes.
+    """
+
+    code = "TL110"
+    name = "image-tiling-multiplier"
+    severity = Severity.WARNING
+    summary = "Image tiling multiplies vision tokens beyond what the batch leaves room for"
+    examples = (
+        Example("9 slices per image at micro-batch 7", job(_FLAGS.format(batch=7, tiles=9),
+                                                           extra={"zero2.json": ZERO2}), True, ("--gpu", "a800-80gb")),
+        Example("9 slices per image at micro-batch 1", job(_FLAGS.format(batch=1, tiles=9),
+                                                           extra={"zero2.json": ZERO2}), False, ("--gpu", "a800-80gb")),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        tiles = known_int(run, "image_tiles")
+        if tiles is None or tiles < 2 or not is_user_set(run.setting("image_tiles")) or not grounded(run):
+            return
+        current = estimate_for(run, ctx.gpu)
+        if not over_capacity(current):
+            return
+        image_tokens = getattr(current, "image_tokens", 0)
+        top_two = sorted(current.breakdown, key=lambda term: -current.breakdown[term])[:2]
+        sequence = getattr(current, "sequence_tokens", 0)
+        if "vision" not in top_two and not (sequence and image_tokens * 5 >= sequence * 2):
+            return  # images are not what fills the GPU
+        fewer = self._fitting_tiles(run, ctx, tiles)
+        if fewer is None:
+            return
+        message = (f"{tiles} image tiles per sample ({image_tokens} image tokens, vision tower "
+                   f"{current.breakdown.get('vision', 0.0):.1f} GiB) put the estimate at {current.peak_gib:.1f} GiB on "
+                   f"{gpu_label(ctx)} ({current.capacity_gib:.1f} GiB usable); {fewer} tiles fit")
+        fix = Fix(Applicability.UNSAFE, f"slice images into at most {fewer} tiles",
+                  (KnobChange("image_tiles", tiles, fewer),))
+        yield self.finding(run, message, at=run.setting("image_tiles"), fix=fix)
+
+    @staticmethod
+    def _fitting_tiles(run: TrainingRun, ctx: CheckContext, tiles: int) -> Optional[int]:
+        for candidate in range(tiles - 1, 0, -1):
+            if estimate_for(run, ctx.gpu, image_tiles=candidate).fits:
+                return candidate
+        return None
