@@ -40,3 +40,15 @@ def fitting_batch(run: TrainingRun, gpu, below: int) -> Optional[int]:
 def gpu_label(ctx) -> str:
     name = getattr(ctx.gpu, "name", str(ctx.gpu))
     return f"{name} (assumed; pass --gpu)" if ctx.gpu_assumed else name
+
+
+def world_note(run: TrainingRun) -> str:
+    """`, with world size 1 from the default of $MLP_WORKER_GPU` when the world size rests on a
+    variable's fallback: the environment the job runs in usually sets it."""
+    world = run.setting("world_size")
+    if world is None:
+        return ""
+    for upstream in world.chain():
+        if upstream.note.startswith("default of "):
+            return f", with world size {world.value} from the {upstream.note} (the environment may set it)"
+    return ""

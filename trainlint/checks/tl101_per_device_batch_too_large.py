@@ -4,7 +4,7 @@ from typing import Iterable, List, Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, over_capacity, fitting_batch, gpu_label, grounded
+from trainlint.checks._memory import estimate_for, fitting_batch, gpu_label, grounded, over_capacity, world_note
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
 
@@ -64,7 +64,8 @@ class PerDeviceBatchTooLarge(Rule):
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         batch = known_int(run, "per_device_train_batch_size")
-        if batch is None or batch < 1 or not grounded(run):
+        if batch is None or batch < 2 or not grounded(run):
+            # A micro-batch of 1 has nothing to lower: TL106 and TL108 say what else is too large.
             return
         current = estimate_for(run, ctx.gpu)
         if not over_capacity(current):
@@ -74,7 +75,7 @@ class PerDeviceBatchTooLarge(Rule):
                    f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {gpu_label(ctx)} with "
                    f"{current.capacity_gib:.1f} GiB usable; the largest term is {current.largest_term} "
                    f"({current.breakdown.get(current.largest_term, 0):.1f} GiB), with every sample at the "
-                   f"{known_int(run, 'max_seq_length')}-token limit")
+                   f"{known_int(run, 'max_seq_length')}-token limit{world_note(run)}")
         if fits_at is not None:
             smaller = estimate_for(run, ctx.gpu, per_device_train_batch_size=fits_at)
             message += f"; {fits_at} fits ({smaller.peak_gib:.1f} GiB)"

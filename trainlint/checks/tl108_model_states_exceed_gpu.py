@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._examples import job
-from trainlint.checks._memory import estimate_for, gpu_label
+from trainlint.checks._memory import estimate_for, gpu_label, world_note
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
 from trainlint.memory import resolve_model
@@ -60,7 +60,7 @@ class ModelStatesExceedGpu(Rule):
         parts = ", ".join(f"{term} {current.breakdown.get(term, 0.0):.1f}" for term in _STATE_TERMS)
         stage = run.value("zero_stage", 0)
         message = (f"model states need {states:.1f} GiB per GPU ({parts} GiB) at ZeRO stage {stage}, more than the "
-                   f"{current.capacity_gib:.1f} GiB of {gpu_label(ctx)}: no micro-batch can fit")
+                   f"{current.capacity_gib:.1f} GiB of {gpu_label(ctx)}{world_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, at=run.setting("model_name_or_path"), fix=fix)
