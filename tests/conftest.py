@@ -9,6 +9,8 @@ import pytest
 from trainlint.cli import main
 
 SAMPLES = Path(__file__).parent / "samples"
+# The bundled example is the first story's job; the tests use it as it ships.
+MOE_LLAVA = Path(__file__).parent.parent / "examples" / "moe-llava"
 
 
 def write_tree(root: Path, files: Dict[str, str]) -> Path:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import SAMPLES, write_tree
+from tests.conftest import MOE_LLAVA, SAMPLES, write_tree
 from trainlint.checks._examples import job
 
 RISKY = job("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
@@ -70,7 +70,7 @@ def test_show_prints_every_value_with_its_origin(tmp_path, cli):
 
 
 def test_estimate_reports_a_breakdown(cli):
-    code, out, _ = cli.run(SAMPLES / "stories" / "moe_llava", "estimate", "scripts", "--gpu", "a100-40gb",
+    code, out, _ = cli.run(MOE_LLAVA, "estimate", "scripts", "--gpu", "a100-40gb",
                            "--num-gpus", "8")
     assert code == 0 and "does not fit" in out and "activations" in out
 

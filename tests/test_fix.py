@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLES, write_tree
+from tests.conftest import MOE_LLAVA, SAMPLES, write_tree
 from trainlint.checks._examples import TRAIN_PY, job
 from trainlint.core import Applicability, Edit, Finding, Fix, Severity
 from trainlint.fixers.atomic import write_atomically
@@ -98,7 +98,7 @@ def test_moe_llava_like_launcher_goes_from_8_2_to_4_4_and_stays_there(tmp_path, 
 
 def test_moe_llava_story_sample(tmp_path, cli):
     folder = tmp_path / "moe"
-    shutil.copytree(SAMPLES / "stories" / "moe_llava", folder)
+    shutil.copytree(MOE_LLAVA, folder)
     before = snapshot(folder)
     argv = ("scripts/finetune_phi2.sh", "--gpu", "a100-40gb", "--num-gpus", "8", "--preserve-effective-batch")
     assert fix(cli, folder, *argv)[0] == 0

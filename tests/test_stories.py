@@ -1,7 +1,7 @@
 """The five out-of-memory stories behind the product, on samples that reproduce their launchers."""
 from __future__ import annotations
 
-from tests.conftest import SAMPLES
+from tests.conftest import MOE_LLAVA, SAMPLES
 
 STORIES = SAMPLES / "stories"
 
@@ -11,7 +11,7 @@ def _findings(document, code):
 
 
 def test_moe_llava_batch_8_is_flagged_on_40gb_and_not_on_80gb(cli):
-    folder = STORIES / "moe_llava"
+    folder = MOE_LLAVA
     _, on_40 = cli.check_json(folder, "scripts/finetune_phi2.sh", "--gpu", "a100-40gb", "--num-gpus", "8",
                               "--preserve-effective-batch")
     [finding] = _findings(on_40, "TL101")
@@ -23,7 +23,7 @@ def test_moe_llava_batch_8_is_flagged_on_40gb_and_not_on_80gb(cli):
 
 
 def test_moe_llava_eval_batch_is_harmless_because_evaluation_is_off(cli):
-    _, document = cli.check_json(STORIES / "moe_llava", "scripts", "--gpu", "a100-80gb", "--num-gpus", "8")
+    _, document = cli.check_json(MOE_LLAVA, "scripts", "--gpu", "a100-80gb", "--num-gpus", "8")
     assert not _findings(document, "TL103") and not _findings(document, "TL104")
     [run] = document["runs"]
     assert run["settings"]["eval_strategy"]["value"] == "no"

@@ -1,5 +1,0 @@
-from transformers import Trainer
-
-
-class LLaVATrainer(Trainer):
-    pass
