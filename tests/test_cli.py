@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import MOE_LLAVA, SAMPLES, write_tree
+from tests.conftest import MOE_LLAVA, write_tree
 from trainlint.checks._examples import job
 
 RISKY = job("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"

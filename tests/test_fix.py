@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MOE_LLAVA, SAMPLES, write_tree
+from tests.conftest import MOE_LLAVA, write_tree
 from trainlint.checks._examples import TRAIN_PY, job
 from trainlint.core import Applicability, Edit, Finding, Fix, Severity
 from trainlint.fixers.atomic import write_atomically

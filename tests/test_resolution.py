@@ -8,6 +8,7 @@ from trainlint.checks._examples import TRAIN_PY
 from trainlint.core import SourceKind, Unknown
 from trainlint.readers.source import display_path
 from trainlint.resolution import scan
+from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.workspace import Workspace
 
 
@@ -153,3 +154,15 @@ def test_a_quoted_expansion_is_still_an_exclusive_use(tmp_path):
     target = result.graph.fix_target(run.id, "per_device_train_batch_size",
                                      run.settings["per_device_train_batch_size"])
     assert target.origin.line == 1 and target.text == "8"
+
+
+def test_a_data_level_batch_packs_samples_into_each_item(tmp_path):
+    code = TRAIN_PY.replace("{eval_dataset}", "None").replace(
+        "class TrainingArguments(transformers.TrainingArguments):",
+        "class DataArguments:\n    batch_size: int = 4\n\n\n@dataclass\n"
+        "class TrainingArguments(transformers.TrainingArguments):").replace(
+        "(ModelArguments, TrainingArguments)", "(ModelArguments, DataArguments, TrainingArguments)")
+    run = _one(tmp_path, "torchrun --nproc_per_node 8 train.py --batch_size 2 --per_device_train_batch_size 1 "
+                         "--gradient_accumulation_steps 8\n", {"train.py": code})
+    assert run.facts.batch_multiplier.value == 2
+    assert effective_batch(run) == 128

@@ -63,8 +63,8 @@ class LongSequenceRisk(Rule):
             return
         sequence_share = sum(single.breakdown.get(t, 0.0) for t in _SEQUENCE_TERMS)
         image_tokens = getattr(single, "image_tokens", 0)
-        tokens = f"{length} tokens" + (f" (including {image_tokens} image tokens)" if image_tokens else "")
-        message = (f"at a micro-batch of 1, {tokens} per sample need about {single.peak_gib:.1f} GiB per GPU on "
+        tokens = f"the {length}-token limit" + (f" ({image_tokens} of them image tokens)" if image_tokens else "")
+        message = (f"at a micro-batch of 1, a sample at {tokens} needs about {single.peak_gib:.1f} GiB per GPU on "
                    f"{gpu_label(ctx)} ({single.capacity_gib:.1f} GiB usable), {sequence_share:.1f} GiB of it grows "
                    f"with the sequence")
         fitting = self._fitting_length(run, ctx, length)

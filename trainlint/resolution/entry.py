@@ -46,6 +46,8 @@ class EntryFacts:
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
     # the set of accepted flags is then incomplete.
     unresolved_parser_class: bool = False
+    # Fields of parser classes that are not TrainingArguments (model and data arguments).
+    plain_fields: Dict[str, FieldDefault] = field(default_factory=dict)
     diagnostics: List[Diagnostic] = field(default_factory=list)
 
     @property
@@ -129,12 +131,13 @@ def _merge(facts: EntryFacts) -> None:
             facts.inherits_hf = facts.inherits_hf or name in _HF_ARGUMENT_BASES
             facts.unresolved_parser_class = facts.unresolved_parser_class or name not in _HF_ARGUMENT_BASES
             continue
-        for base in _ancestors(info, classes):
-            if _last(base) in _HF_ARGUMENT_BASES:
-                facts.inherits_hf = True
+        derives_hf = any(_last(base) in _HF_ARGUMENT_BASES for base in _ancestors(info, classes))
+        facts.inherits_hf = facts.inherits_hf or derives_hf
         for owner in [*(classes[b] for b in _local_bases(info, classes)), info]:
             for item in owner.fields:
                 facts.fields[item.name] = item
+                if not derives_hf:
+                    facts.plain_fields[item.name] = item
     for module in facts.modules:
         for arg in module.argparse_args:
             facts.argparse.setdefault(arg.name, arg)

@@ -125,6 +125,7 @@ class _Build:
     entry_shown: Optional[str] = None
     entry_exists: Optional[bool] = None
     flags: Tuple[Tuple[str, Setting], ...] = ()
+    batch_multiplier: Optional[Setting] = None
 
 
 def _resolve_entry(build: _Build, dirs: Sequence[Path]) -> Optional[Path]:
@@ -175,6 +176,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
             f"{', '.join(display_path(d) or '.' for d in dirs[:3])})", shown_script, launch.entry.origin))
     _launcher_settings(build, flags)
     _code_settings(build, flags)
+    build.batch_multiplier = _data_batch(build, flags)
     _deepspeed_config(build, flags, dirs)
     _world(build, flags, dirs)
     _environment(build)
@@ -201,6 +203,27 @@ def _launcher_settings(build: _Build, flags) -> None:
         target = knob_for(name)
         if target is not None:
             build.candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
+
+
+# A data-arguments field of this name packs several samples into each item the trainer batches
+# (InternLM-XComposer's data mix): the trainer's batch counts items, not samples.
+_DATA_BATCH_FIELDS = ("batch_size",)
+
+
+def _data_batch(build: _Build, flags) -> Optional[Setting]:
+    facts = build.facts
+    if facts is None:
+        return None
+    for name in _DATA_BATCH_FIELDS:
+        item = facts.plain_fields.get(name)
+        if item is None:
+            continue
+        flag = flags.get(name)
+        if flag is not None:
+            coerced = coerce("per_device_train_batch_size", flag.value.value)
+            return replace(flag.value, value=coerced.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+        return item.default
+    return None
 
 
 def _argparse_values(build: _Build, flags) -> Dict[str, Setting]:
@@ -385,6 +408,7 @@ def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> T
         parse_known_args=facts.parse_known_args if facts else False,
         python_files=tuple(m.path for m in facts.modules) if facts else (),
         flags=build.flags,
+        batch_multiplier=build.batch_multiplier,
         transformers_pin=transformers_pin(build.workspace, build.script_path,
                                           build.facts.path if build.facts else None),
     )
