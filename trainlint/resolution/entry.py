@@ -79,14 +79,30 @@ class EntryFacts:
         return name in HF_BOOL_FIELDS
 
 
+def _needed_names(module: PythonModule) -> set:
+    """Names whose definitions can carry settings: the functions the module runs, the argument
+    classes its parsers are given and the bases of its dataclasses."""
+    needed = set(module.main_calls)
+    needed.update(_last(name) for parser in module.hf_parsers for name in parser)
+    needed.update(_last(base) for info in module.dataclasses for base in info.bases)
+    defined = {info.name for info in module.dataclasses}
+    return {name for name in needed if name not in defined}
+
+
 def _local_imports(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> List[Path]:
+    """The local modules that define what `module` needs. Following every import would read a
+    model's whole code base (slowly) for nothing."""
+    needed = _needed_names(module)
     found = []
     for info in module.imports:
+        wanted = [name for name in info.names if name in needed or name == "*"]
+        if not wanted:
+            continue
         target = workspace.module(info.module, path, roots)
         if target is not None:
             found.append(target)
         # `from pkg import submodule` imports a module too.
-        for name in info.names:
+        for name in wanted:
             sub = workspace.module(f"{info.module}.{name}", path, roots) if name != "*" else None
             if sub is not None:
                 found.append(sub)
@@ -94,7 +110,8 @@ def _local_imports(module: PythonModule, path: Path, workspace: Workspace, roots
 
 
 def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFacts:
-    """Read the entry script and, breadth first, the local modules it imports (within the repository)."""
+    """Read the entry script and, breadth first, the local modules it imports (within the repository)
+    that define what it needs."""
     facts = EntryFacts(entry)
     seen = {entry.resolve()}
     frontier = [entry]
