@@ -166,3 +166,20 @@ def test_a_data_level_batch_packs_samples_into_each_item(tmp_path):
                          "--gradient_accumulation_steps 8\n", {"train.py": code})
     assert run.facts.batch_multiplier.value == 2
     assert effective_batch(run) == 128
+
+
+def test_argparse_arguments_read_directly_reach_their_knobs(tmp_path):
+    code = '''import argparse
+from transformers import Trainer, TrainingArguments
+parser = argparse.ArgumentParser()
+parser.add_argument("--seq-length", type=int, default=1024)
+parser.add_argument("--micro-batch-size", type=int, default=2)
+parser.add_argument("--deepspeed", type=str, default=None)
+args, _ = parser.parse_known_args()
+Trainer(model=None, args=TrainingArguments(output_dir="o", per_device_train_batch_size=args.micro_batch_size,
+        deepspeed=args.deepspeed), eval_dataset=None)
+'''
+    run = _one(tmp_path, "torchrun --nproc_per_node 2 train.py --seq-length 2048\n", {"train.py": code})
+    assert run.settings["max_seq_length"].value == 2048
+    assert run.settings["per_device_train_batch_size"].value == 2
+    assert run.settings["zero_stage"].value == 0  # `--deepspeed` defaults to None: no DeepSpeed

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import codecs
+import io
 import os
 import re
+import tokenize
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +63,14 @@ PARSE_METHODS = frozenset(
 CONVENTIONAL_ARGS_NAME = re.compile(r"^(args|opt|opts|hparams|\w+_args|\w+_arguments)$")
 TORCH_DTYPES = frozenset({"float16", "half", "bfloat16", "float32", "float", "float64", "double"})
 MAX_REASON_CHARS = 80
+# libcst's native parser overflows its stack (a segmentation fault, not an exception) on very deep
+# syntax trees: thousands of chained operators or nested brackets. Such text is screened first.
+MAX_CHAIN_TOKENS = 2000  # operators and call/subscript trailers in one statement
+MAX_BRACKET_DEPTH = 200  # CPython refuses deeper nesting too
+MAX_ELIF = 2000
+CHAIN_OPERATORS = frozenset(
+    {"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", ".", "and", "or", "not", "lambda", "if", "else", "await"}
+)
 
 CstExpr = cst.BaseExpression
 
@@ -119,6 +129,13 @@ def _module_file(base: Path, parts: Sequence[str]) -> Optional[str]:
 def _read_parsed(source: SourceText) -> PythonModule:
     has_bom = source.text.startswith("\ufeff")
     text = source.text[1:] if has_bom else source.text
+    too_deep = _too_deep_to_parse(text)
+    if too_deep is not None:
+        line, reason = too_deep
+        start = _ByteLocator(source, has_bom).offset(line, 0)
+        origin = source.origin(start, start)
+        message = f"{origin}: {reason}; the file is not analysed"
+        return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path, origin),))
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as err:
@@ -132,6 +149,52 @@ def _read_parsed(source: SourceText) -> PythonModule:
     collector = _Collector(ctx)
     module.visit(collector)
     return collector.result()
+
+
+def _too_deep_to_parse(text: str) -> Optional[Tuple[int, str]]:
+    """(line, reason) when the text nests deeper than libcst can parse safely, else None."""
+    chain = depth = elifs = 0
+    previous: Optional[tokenize.TokenInfo] = None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NEWLINE:
+                chain = 0
+            elif tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+                if previous is not None and _ends_operand(previous) and tok.string != "{":
+                    chain += 1  # a call or subscript trailer: `f()()()` nests like an operator chain
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+            elif tok.string in CHAIN_OPERATORS and tok.type in (tokenize.OP, tokenize.NAME):
+                chain += 1
+            elif tok.type == tokenize.STRING and previous is not None and previous.type == tokenize.STRING:
+                chain += 1  # implicit concatenation is a nested node in libcst
+            elif tok.type == tokenize.NAME and tok.string == "elif":
+                elifs += 1
+            if depth > MAX_BRACKET_DEPTH:
+                return tok.start[0], f"brackets nested more than {MAX_BRACKET_DEPTH} deep"
+            if chain > MAX_CHAIN_TOKENS:
+                return tok.start[0], f"a statement chains more than {MAX_CHAIN_TOKENS} operators"
+            if elifs > MAX_ELIF:
+                return tok.start[0], f"more than {MAX_ELIF} `elif` branches"
+            if tok.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = tok
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass  # the parser reports the broken text itself
+    return None
+
+
+def _ends_operand(tok: tokenize.TokenInfo) -> bool:
+    if tok.type == tokenize.NAME:
+        return tok.string not in _KEYWORDS
+    return tok.type == tokenize.STRING or (tok.type == tokenize.OP and tok.string in ")]")
+
+
+_KEYWORDS = frozenset(
+    {"and", "or", "not", "in", "is", "if", "else", "elif", "for", "while", "return", "yield", "lambda", "import",
+     "from", "as", "with", "assert", "del", "global", "nonlocal", "raise", "try", "except", "finally", "class",
+     "def", "pass", "break", "continue", "await", "async", "print"}
+)
 
 
 def _syntax_diagnostic(source: SourceText, text: str, has_bom: bool, err: cst.ParserSyntaxError) -> Diagnostic:

@@ -250,12 +250,13 @@ def _code_settings(build: _Build, flags) -> None:
         target = knob_for(keyword.name)
         if target is not None:
             build.candidates.add(target, _keyword_setting(keyword, argparse_values))
-    if not facts.config_keywords:
-        # Scripts that read argparse values directly (Megatron-style names).
-        for dest, setting in argparse_values.items():
-            target = knob_for(dest)
-            if target is not None and setting.kind == SourceKind.ARGPARSE_DEFAULT:
-                build.candidates.add(target, setting)
+    # Arguments the script reads directly (`--seq-length`, Megatron-style names) for knobs no
+    # TrainingArguments keyword sets; a flag given on the command line was added above.
+    keyword_knobs = {knob_for(k.name) for k in facts.config_keywords}
+    for dest, setting in argparse_values.items():
+        target = knob_for(dest)
+        if target is not None and target not in keyword_knobs:
+            build.candidates.add(target, setting)
     for name, item in facts.fields.items():
         target = knob_for(name)
         if target is not None and item.default is not None:
@@ -283,7 +284,11 @@ def _deepspeed_config(build: _Build, flags, dirs: Sequence[Path]) -> None:
             build.candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
         return
     winner = sorted(reversed(chosen), key=lambda s: -PRECEDENCE[s.kind])[0]
-    if not isinstance(winner.value, str) or not winner.value:
+    if winner.value is None or winner.value == "":
+        build.candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
+                                                   via=(winner,)))
+        return
+    if not isinstance(winner.value, str):
         build.candidates.add("zero_stage", Setting(Unknown("the DeepSpeed config path is not known"),
                                                    SourceKind.DERIVED, None, via=(winner,)))
         return
