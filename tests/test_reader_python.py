@@ -401,6 +401,31 @@ def test_odd_inputs_never_raise(tmp_path, text):
     assert isinstance(module, PythonModule)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "x = " + " + ".join(["1"] * 9000) + "\n",
+        "flag = " + " and ".join(["a"] * 9000) + "\n",
+        "s = " + " ".join(['"a"'] * 9000) + "\n",
+        "y = f" + "()" * 9000 + "\n",
+    ],
+)
+def test_very_deep_syntax_is_reported_not_parsed(tmp_path, text):
+    # libcst's native parser crashes the interpreter on such input: it must never see it
+    path = tmp_path / "deep.py"
+    path.write_text(text, encoding="utf-8")
+    (diagnostic,) = read_python(path).diagnostics
+    assert diagnostic.kind == "unanalysable-python"
+    assert diagnostic.origin.line == 1
+
+
+def test_moderately_deep_expression_is_a_diagnostic_not_a_crash(tmp_path):
+    path = tmp_path / "medium.py"
+    path.write_text("x = " + "+".join(["1"] * 1500) + "\n", encoding="utf-8")
+    assert [d.kind for d in read_python(path).diagnostics] == ["unanalysable-python"]
+
+
 # ---------------------------------------------------------------- resolve_import
 def test_resolve_absolute_imports_from_search_roots():
     roots = [str(SAMPLES / "missing_root"), str(PROJECT)]

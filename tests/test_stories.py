@@ -72,7 +72,10 @@ def test_docowl_a100_launcher_on_a_v100_needs_fp16(cli):
 def test_docowl_parse_known_args_drops_flags_the_parser_does_not_define(cli):
     _, document = cli.check_json(STORIES / "docowl", "scripts/train_it.sh", "--gpu", "a100-80gb")
     [run] = document["runs"]
-    # `--use-lora` is not an argument of the entry script: parse_known_args drops it.
-    assert "lora" not in run["settings"]
+    # `--use-lora` is not an argument of the entry script: parse_known_args drops it. LoRA comes
+    # from the script's own `--language-training-method` default instead.
+    assert run["settings"]["lora"]["value"] is True
+    assert run["settings"]["lora"]["path"] == "pipeline/train.py"
+    assert "--use-lora" in {f["message"].split("`")[1] for f in _findings(document, "TL305")}
     # accumulation is recomputed in code from the global batch after parsing.
     assert run["settings"]["gradient_accumulation_steps"]["value"] is None

@@ -205,6 +205,10 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
         zero = None
     bits = k.int("bits") or 16
     lora = bool(k.bool("lora")) or bits in (4, 8)
+    if not lora and k.is_unknown("lora"):
+        # Like checkpointing: a setting that lowers memory is assumed on when it cannot be read.
+        lora = True
+        notes.unknown("lora_switch", "whether LoRA adapters are used is unknown: assumed LoRA")
     lora_r = k.int("lora_r") or 0
     if lora and lora_r <= 0:
         lora_r = DEFAULT_LORA_R

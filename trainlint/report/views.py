@@ -89,6 +89,12 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
         estimate = estimates.get(run.id)
         if estimate is None:
             continue
+        if "model" in getattr(estimate, "assumed_inputs", ()):
+            console.print(Text(f"{run.id}: no estimate: the model is not recognised "
+                               f"({run.value('model_name_or_path') or 'not set'}); a local path with a "
+                               f"config.json, or a known model name, gives one", style="yellow"))
+            console.print()
+            continue
         verdict = Text("fits", style="green") if estimate.fits else Text("does not fit", style="bold red")
         header = Text(f"{run.id}: {estimate.peak_gib:.1f} GiB per GPU "
                       f"({estimate.low_gib:.1f}–{estimate.high_gib:.1f}) on {estimate.gpu} "

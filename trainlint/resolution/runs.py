@@ -57,6 +57,10 @@ class _Candidates:
             coerced = replace(coerced, value=coerced.value.lower().replace("intervalstrategy.", ""))
         self.by_knob.setdefault(knob_name, []).append(replace(setting, value=coerced.value))
 
+    def winner(self, knob_name: str) -> Optional[Setting]:
+        found = self.by_knob.get(knob_name)
+        return sorted(reversed(found), key=lambda s: -PRECEDENCE[s.kind])[0] if found else None
+
     def resolve(self) -> Tuple[Dict[str, Setting], Dict[str, Tuple[Setting, ...]]]:
         settings, pins = {}, {}
         for name, found in self.by_knob.items():
@@ -272,7 +276,8 @@ def _code_settings(build: _Build, flags) -> None:
             build.candidates.add(target, replace(_keyword_setting(keyword, argparse_values),
                                                  kind=SourceKind.CODE_KEYWORD))
         if callee == "get_peft_model":
-            build.candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.CODE_KEYWORD,
+            # A call says adapters may be used; an explicit switch (a flag, a default) says when.
+            build.candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                                  keyword.setting.origin, note="get_peft_model"))
 
 
@@ -386,7 +391,25 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
     return _finish(build, shown, run_id=shown)
 
 
+_ADAPTER_METHODS = {"lora", "qlora", "dora", "adalora", "loha", "lokr", "oft"}
+
+
+def _derive_lora(candidates: _Candidates) -> None:
+    """LLaMA-Factory's `finetuning_type: lora`, axolotl's `adapter: qlora`, a script's
+    `--language-training-method lora`: the same fact as a `lora` switch, where it is written."""
+    for source_knob in ("finetuning_type", "adapter"):
+        source = candidates.winner(source_knob)
+        if source is None or not isinstance(source.value, str):
+            continue
+        method = source.value.strip().lower()
+        candidates.add("lora", replace(source, value=method in _ADAPTER_METHODS, via=(source,),
+                                       note=f"{source_knob} {source.value}"))
+        if method == "qlora" and candidates.winner("bits") is None:
+            candidates.add("bits", replace(source, value=4, via=(source,), note=f"{source_knob} {source.value}"))
+
+
 def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:
+    _derive_lora(build.candidates)
     settings, pins = build.candidates.resolve()
     facts = build.facts
     eval_dataset, eval_where = (None, None)

@@ -5,6 +5,7 @@ from transformers import Trainer, TrainingArguments
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--pretrained-ckpt', type=str, default='MAGAer13/mplug-owl-llama-7b-pt')
+parser.add_argument('--language-training-method', type=str, default='lora', help='lora or full')
 parser.add_argument('--seq-length', type=int, default=1024, help='Number of tokens.')
 parser.add_argument('--bf16', action='store_true', default=False, help='Run in bf16.')
 parser.add_argument('--micro-batch-size', type=int, default=None, help='Per-GPU batch size.')
