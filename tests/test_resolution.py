@@ -183,3 +183,23 @@ Trainer(model=None, args=TrainingArguments(output_dir="o", per_device_train_batc
     assert run.settings["max_seq_length"].value == 2048
     assert run.settings["per_device_train_batch_size"].value == 2
     assert run.settings["zero_stage"].value == 0  # `--deepspeed` defaults to None: no DeepSpeed
+
+
+CONFIGS = Path(__file__).parent / "samples" / "configs"
+
+
+def test_a_llamafactory_recipe_is_a_job_with_its_own_defaults():
+    [run] = scan([CONFIGS / "llamafactory_sft.yaml"], workspace=Workspace(CONFIGS)).runs
+    assert run.launcher == "llamafactory-cli"
+    assert run.settings["max_seq_length"].value == 2048  # cutoff_len
+    assert run.settings["lora"].value is True  # finetuning_type: lora
+    checkpointing = run.settings["gradient_checkpointing"]
+    assert checkpointing.value is True and checkpointing.note == "LLaMA-Factory default"
+    assert run.facts.eval_dataset is True  # val_size
+
+
+def test_an_axolotl_config_evaluates_when_it_has_a_validation_split():
+    [run] = scan([CONFIGS / "axolotl_lora.yml"], workspace=Workspace(CONFIGS)).runs
+    assert run.settings["per_device_train_batch_size"].value == 2  # micro_batch_size
+    assert run.settings["eval_strategy"].value == "steps"
+    assert run.settings["bits"].value == 8 and run.settings["lora"].value is True

@@ -444,17 +444,32 @@ def _parsed_namespace_names(module: cst.Module) -> frozenset:
     """Names bound from a parse call: `args = parser.parse_args()`, `args, rest = ...parse_known_args()`,
     `model_args, data_args, training_args = parser.parse_args_into_dataclasses()`."""
     names = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            method = _parse_method(node.value)
-            if method is None:
-                return
-            for target in node.targets:
-                names.update(_bound_names(target.target, first_only=(method == "parse_known_args")))
-
-    module.visit(Finder())
+    for small in _small_statements(module.body):
+        if not isinstance(small, cst.Assign):
+            continue
+        method = _parse_method(small.value)
+        if method is None:
+            continue
+        for target in small.targets:
+            names.update(_bound_names(target.target, first_only=(method == "parse_known_args")))
     return frozenset(names)
+
+
+def _small_statements(nodes: Sequence[cst.CSTNode]) -> Iterable[cst.BaseSmallStatement]:
+    """Every simple statement in these statements and the blocks below them, without walking into
+    expressions (a full visit costs as much as the parse)."""
+    for node in nodes:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from node.body
+        elif isinstance(node, cst.IndentedBlock):
+            yield from _small_statements(node.body)
+        else:
+            for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+                child = getattr(node, part, None)
+                if isinstance(child, (list, tuple)):
+                    yield from _small_statements(child)
+                elif isinstance(child, cst.CSTNode):
+                    yield from _small_statements((child,))
 
 
 def _parse_method(value: CstExpr) -> Optional[str]:

@@ -359,6 +359,29 @@ def add_recipe(build: _Build, recipe: Path) -> None:
     if "world_size" not in build.candidates.by_knob:
         build.candidates.add("world_size", Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     _framework_defaults(build.candidates)
+    if namespace == ARGS:
+        _llamafactory_defaults(config, build.candidates)
+    else:
+        _axolotl_defaults(config, build.candidates)
+
+
+def _llamafactory_defaults(config: ConfigFile, candidates: _Candidates) -> None:
+    """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`."""
+    disabled = config.values.get("disable_gradient_checkpointing")
+    if disabled is not None and disabled.value is True:
+        candidates.add("gradient_checkpointing", replace(disabled, value=False, note="disable_gradient_checkpointing"))
+    else:
+        candidates.add("gradient_checkpointing", Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
+                                                         note="LLaMA-Factory default"))
+
+
+def _axolotl_defaults(config: ConfigFile, candidates: _Candidates) -> None:
+    """axolotl evaluates whenever a validation split is set: every `eval_steps`, else per epoch."""
+    split = config.values.get("val_set_size")
+    if split is None or not isinstance(split.value, (int, float)) or split.value <= 0:
+        return
+    strategy = "steps" if "eval_steps" in config.values or "evals_per_epoch" in config.values else "epoch"
+    candidates.add("eval_strategy", replace(split, value=strategy, via=(split,), note=f"val_set_size {split.value}"))
 
 
 def recipe_run(recipe: Path, workspace: Workspace) -> TrainingRun:
@@ -406,6 +429,10 @@ def _derive_lora(candidates: _Candidates) -> None:
                                        note=f"{source_knob} {source.value}"))
         if method == "qlora" and candidates.winner("bits") is None:
             candidates.add("bits", replace(source, value=4, via=(source,), note=f"{source_knob} {source.value}"))
+    for switch, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
+        source = candidates.winner(switch)
+        if source is not None and source.value is True and candidates.winner("bits") is None:
+            candidates.add("bits", replace(source, value=bits, via=(source,), note=switch))
 
 
 def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:
