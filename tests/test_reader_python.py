@@ -454,3 +454,12 @@ def test_dataclasses_in_another_module_are_read_there():
     training = fields_of(module, "TrainingArguments")
     assert training["model_max_length"].default.value == 3072
     assert module.hf_parsers == ()
+
+
+def test_names_bound_from_parse_args_are_parsed_namespaces():
+    module = read("namespace.py")
+    assert [(o.target, o.name, o.setting.value) for o in module.overrides] == [("cfg", "max_steps", 5)]
+    (config,) = module.config_calls
+    keywords = {kw.name: kw for kw in config.keywords}
+    assert keywords["eval_steps"].reference == "eval_every"
+    assert keywords["logging_steps"].reference is None  # `model_config` is not a parsed namespace

@@ -91,6 +91,8 @@ KNOBS: Tuple[Knob, ...] = (
     Knob("freeze_vision_tower", bool, "vision encoder is frozen", {ARGS: ("freeze_vision_tower", "fix_vit")}),
     Knob("tune_mm_mlp_adapter", bool, "only the multimodal projector trains", {ARGS: ("tune_mm_mlp_adapter",)}),
     Knob("freeze_backbone", bool, "the language model is frozen", {ARGS: ("freeze_backbone",)}),
+    Knob("auto_find_batch_size", bool, "the trainer halves the batch after an out-of-memory error",
+         {ARGS: ("auto_find_batch_size",)}, False),
     Knob("prediction_loss_only", bool, "evaluation keeps only the loss", {ARGS: ("prediction_loss_only",)}, False),
     Knob("eval_accumulation_steps", int, "eval steps before moving predictions to CPU",
          {ARGS: ("eval_accumulation_steps",)}),

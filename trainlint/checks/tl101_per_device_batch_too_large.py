@@ -57,6 +57,9 @@ class PerDeviceBatchTooLarge(Rule):
         Example("a 7B full fine-tune with micro-batch 16 on 40 GB cards",
                 job(_FLAGS.format(batch=16, accum=1), extra={"zero2.json": ZERO2}), True,
                 ("--gpu", "a100-40gb")),
+        Example("micro-batch 16 with auto_find_batch_size: the trainer lowers it itself",
+                job(_FLAGS.format(batch=16, accum=1) + "--auto_find_batch_size True",
+                    extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
         Example("the same recipe with micro-batch 1 and accumulation 16",
                 job(_FLAGS.format(batch=1, accum=16), extra={"zero2.json": ZERO2}), False,
                 ("--gpu", "a100-80gb")),
@@ -67,6 +70,8 @@ class PerDeviceBatchTooLarge(Rule):
         if batch is None or batch < 2 or not grounded(run):
             # A micro-batch of 1 has nothing to lower: TL106 and TL108 say what else is too large.
             return
+        if run.known("auto_find_batch_size") is True:
+            return  # the trainer halves the batch itself after an out-of-memory error
         current = estimate_for(run, ctx.gpu)
         if not over_capacity(current):
             return
