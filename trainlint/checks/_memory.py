@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from trainlint.checks._conditions import known_int
-from trainlint.core import MemoryEstimate, TrainingRun
+from trainlint.core import MemoryEstimate, Severity, TrainingRun
 from trainlint.memory import estimate, largest_fitting_batch, resolve_model
 
 
@@ -52,3 +52,8 @@ def world_note(run: TrainingRun) -> str:
         if upstream.note.startswith("default of "):
             return f", with world size {world.value} from the {upstream.note} (the environment may set it)"
     return ""
+
+
+def verdict_severity(ctx, severity: Severity) -> Severity:
+    """A memory verdict against a GPU the user did not name is a warning, not an error."""
+    return Severity.WARNING if ctx.gpu_assumed and severity == Severity.ERROR else severity

@@ -4,7 +4,15 @@ from typing import Iterable, List, Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, fitting_batch, gpu_label, grounded, over_capacity, world_note
+from trainlint.checks._memory import (
+    estimate_for,
+    fitting_batch,
+    gpu_label,
+    grounded,
+    over_capacity,
+    verdict_severity,
+    world_note,
+)
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
 
@@ -90,7 +98,8 @@ class PerDeviceBatchTooLarge(Rule):
         accum_setting = run.setting("gradient_accumulation_steps")
         if accum_setting is not None and accum_setting.origin is not None:
             related.append(Related(accum_setting.origin, "gradient accumulation is set here"))
-        yield self.finding(run, message, at=run.setting("per_device_train_batch_size"), related=related,
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),
+                           at=run.setting("per_device_train_batch_size"), related=related,
                            fix=self._fix(run, ctx, batch, fits_at))
 
     def _fix(self, run: TrainingRun, ctx: CheckContext, batch: int, fits_at: Optional[int]) -> Optional[Fix]:

@@ -4,7 +4,7 @@ from typing import Iterable, Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, gpu_label, grounded, over_capacity
+from trainlint.checks._memory import estimate_for, gpu_label, grounded, over_capacity, verdict_severity
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
 
@@ -72,7 +72,8 @@ class LongSequenceRisk(Rule):
         message += f"; {remedy}"
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
-        yield self.finding(run, message, at=run.setting("max_seq_length"), fix=fix)
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),
+                           at=run.setting("max_seq_length"), fix=fix)
 
     @staticmethod
     def _fitting_length(run: TrainingRun, ctx: CheckContext, length: int) -> Optional[int]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._examples import job
-from trainlint.checks._memory import estimate_for, gpu_label, world_note
+from trainlint.checks._memory import estimate_for, gpu_label, world_note, verdict_severity
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
 from trainlint.memory import resolve_model
@@ -63,4 +63,5 @@ class ModelStatesExceedGpu(Rule):
                    f"{current.capacity_gib:.1f} GiB of {gpu_label(ctx)}{world_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
-        yield self.finding(run, message, at=run.setting("model_name_or_path"), fix=fix)
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),
+                           at=run.setting("model_name_or_path"), fix=fix)
