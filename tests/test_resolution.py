@@ -203,3 +203,12 @@ def test_an_axolotl_config_evaluates_when_it_has_a_validation_split():
     assert run.settings["per_device_train_batch_size"].value == 2  # micro_batch_size
     assert run.settings["eval_strategy"].value == "steps"
     assert run.settings["bits"].value == 8 and run.settings["lora"].value is True
+
+
+def test_accelerate_config_gives_world_size_zero_stage_and_precision(tmp_path):
+    config = (CONFIGS / "accelerate_deepspeed.yaml").read_text()
+    run = _one(tmp_path, "accelerate launch --config_file acc.yaml train.py --per_device_train_batch_size 2\n",
+               {"acc.yaml": config})
+    assert run.settings["world_size"].value == 8
+    assert run.settings["zero_stage"].value == 2
+    assert run.settings["bf16"].value is True and run.settings["bf16"].kind == SourceKind.DERIVED

@@ -578,10 +578,6 @@ def _keyword_args(call: cst.Call) -> Dict[str, cst.Arg]:
     return {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
 
 
-def _has_splat(call: cst.Call) -> bool:
-    return any(arg.star == "**" for arg in call.args)
-
-
 def _is_main_guard(test: CstExpr) -> bool:
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False

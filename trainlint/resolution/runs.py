@@ -435,8 +435,19 @@ def _derive_lora(candidates: _Candidates) -> None:
             candidates.add("bits", replace(source, value=bits, via=(source,), note=switch))
 
 
+def _derive_precision(candidates: _Candidates) -> None:
+    """accelerate's `mixed_precision: bf16` reaches the HF trainer through the environment when the
+    trainer's own bf16/fp16 flags are left at their defaults."""
+    chosen = candidates.winner("mixed_precision")
+    if chosen is None or chosen.value not in ("bf16", "fp16"):
+        return
+    candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, chosen.origin, chosen.text, via=(chosen,),
+                                         note=f"mixed_precision {chosen.value}"))
+
+
 def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:
     _derive_lora(build.candidates)
+    _derive_precision(build.candidates)
     settings, pins = build.candidates.resolve()
     facts = build.facts
     eval_dataset, eval_where = (None, None)
