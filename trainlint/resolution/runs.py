@@ -441,7 +441,7 @@ def _derive_precision(candidates: _Candidates) -> None:
     chosen = candidates.winner("mixed_precision")
     if chosen is None or chosen.value not in ("bf16", "fp16"):
         return
-    candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, chosen.origin, chosen.text, via=(chosen,),
+    candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
                                          note=f"mixed_precision {chosen.value}"))
 
 
