@@ -93,6 +93,8 @@ def _local_imports(module: PythonModule, path: Path, workspace: Workspace, roots
     """The local modules that define what `module` needs. Following every import would read a
     model's whole code base (slowly) for nothing."""
     needed = _needed_names(module)
+    # A script run directly imports its own folder's modules by absolute name (`from trainer import X`).
+    roots = [path.resolve().parent, *roots]
     found = []
     for info in module.imports:
         wanted = [name for name in info.names if name in needed or name == "*"]
