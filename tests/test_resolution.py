@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write_tree
 from trainlint.checks._examples import TRAIN_PY
 from trainlint.core import SourceKind, Unknown
@@ -112,26 +114,23 @@ Trainer(model=None, args=TrainingArguments(output_dir="o", per_device_train_batc
     assert run.facts.parse_known_args and "lora" not in run.settings
 
 
-def test_shared_variable_is_not_an_exclusive_fix_target(tmp_path):
-    write_tree(tmp_path, {
-        "finetune.sh": "BATCH=8\ntorchrun train.py --per_device_train_batch_size $BATCH "
-                       "--per_device_eval_batch_size $BATCH\n",
-        "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
-    result = scan([tmp_path / "finetune.sh"], workspace=Workspace(tmp_path))
-    [run] = result.runs
-    setting = run.settings["per_device_train_batch_size"]
-    target = result.graph.fix_target(run.id, "per_device_train_batch_size", setting)
-    assert target is not None and target.text == "$BATCH"  # the flag's own token, not `BATCH=8`
-
-
-def test_exclusive_variable_is_edited_at_its_assignment(tmp_path):
-    write_tree(tmp_path, {"finetune.sh": "BATCH=8\ntorchrun train.py --per_device_train_batch_size $BATCH\n",
-                          "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+@pytest.mark.parametrize("launcher,line,text", [
+    # `BATCH=8` feeds only this flag: edit the assignment.
+    ("BATCH=8\ntorchrun train.py --per_device_train_batch_size $BATCH\n", 1, "8"),
+    # quoted, and next to a `--flag=$X` word: still the only use.
+    ('BATCH=8\ntorchrun train.py --per_device_train_batch_size "$BATCH" --gradient_accumulation_steps=$ACC\n',
+     1, "8"),
+    # shared with the eval batch: edit the flag's own token, not `BATCH=8`.
+    ("BATCH=8\ntorchrun train.py --per_device_train_batch_size $BATCH --per_device_eval_batch_size $BATCH\n",
+     2, "$BATCH"),
+])
+def test_fix_target_is_the_nearest_place_only_this_knob_reads(tmp_path, launcher, line, text):
+    write_tree(tmp_path, {"finetune.sh": launcher, "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
     result = scan([tmp_path / "finetune.sh"], workspace=Workspace(tmp_path))
     [run] = result.runs
     target = result.graph.fix_target(run.id, "per_device_train_batch_size",
                                      run.settings["per_device_train_batch_size"])
-    assert target.origin.line == 1 and target.text == "8"
+    assert (target.origin.line, target.text) == (line, text)
 
 
 def test_changed_config_reaches_every_launcher_that_uses_it(tmp_path):
@@ -143,17 +142,6 @@ def test_changed_config_reaches_every_launcher_that_uses_it(tmp_path):
     result = scan([tmp_path], workspace=Workspace(tmp_path))
     touching = result.graph.runs_touching(display_path(tmp_path / "zero3.json"))
     assert [Path(t.split(":")[0]).name for t in touching] == ["a.sh", "b.sh"]
-
-
-def test_a_quoted_expansion_is_still_an_exclusive_use(tmp_path):
-    write_tree(tmp_path, {"finetune.sh": 'BATCH=8\ntorchrun train.py --per_device_train_batch_size "$BATCH" '
-                                         '--gradient_accumulation_steps=$ACC\n',
-                          "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
-    result = scan([tmp_path / "finetune.sh"], workspace=Workspace(tmp_path))
-    [run] = result.runs
-    target = result.graph.fix_target(run.id, "per_device_train_batch_size",
-                                     run.settings["per_device_train_batch_size"])
-    assert target.origin.line == 1 and target.text == "8"
 
 
 def test_a_data_level_batch_packs_samples_into_each_item(tmp_path):

@@ -18,7 +18,7 @@ import tree_sitter_json
 
 from trainlint.core import Diagnostic, Origin, Setting, SourceKind, Value
 from trainlint.readers.facts import ConfigFile
-from trainlint.readers.source import SourceText, node_origin, read_source
+from trainlint.readers.source import SourceText, node_origin, read_config_file
 
 FORMAT = "json"
 # Nesting deeper than this is not a training config; stopping keeps recursion bounded.
@@ -37,15 +37,7 @@ _PLUS_EXPONENT = re.compile(rb"[eE]\+[0-9]+")
 def read_json_config(path: Union[str, Path]) -> ConfigFile:
     """Every scalar of a JSON object file by dotted key path. Never raises: problems with the
     file or its syntax become diagnostics and whatever parsed is kept."""
-    source = read_source(path)
-    if isinstance(source, Diagnostic):
-        return ConfigFile(path=source.path, format=FORMAT, values={}, diagnostics=(source,))
-    try:
-        return _read_json_source(source)
-    except Exception as err:  # noqa: BLE001 - the reader contract is "never raise"
-        message = f"internal error while reading {source.path} as JSON: {type(err).__name__}: {err}"
-        return ConfigFile(path=source.path, format=FORMAT, values={},
-                          diagnostics=(Diagnostic("internal-error", message, source.path),))
+    return read_config_file(path, FORMAT, _read_json_source)
 
 
 def _parser() -> tree_sitter.Parser:

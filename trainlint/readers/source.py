@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Union
 
 from trainlint.core import Diagnostic, Origin
+from trainlint.readers.facts import ConfigFile
 
 MAX_BYTES = 8 * 1024 * 1024
 
@@ -60,6 +61,21 @@ def read_source(path: Union[str, Path]) -> Union[SourceText, Diagnostic]:
     if b"\x00" in data[:8192]:
         return Diagnostic("unreadable-file", f"{shown} looks binary (it contains NUL bytes); skipped", shown)
     return SourceText(shown, data, data.decode("utf-8", errors="replace"))
+
+
+def read_config_file(path: Union[str, Path], format_name: str, parse) -> ConfigFile:
+    """Read a config with `parse(SourceText) -> ConfigFile`, never raising: an unreadable file or
+    a parser failure becomes a diagnostic on an empty ConfigFile."""
+    source = read_source(path)
+    if isinstance(source, Diagnostic):
+        return ConfigFile(path=source.path, format=format_name, values={}, diagnostics=(source,))
+    try:
+        return parse(source)
+    except Exception as err:  # noqa: BLE001 - the reader contract is "never raise"
+        message = (f"internal error while reading {source.path} as {format_name.upper()}: "
+                   f"{type(err).__name__}: {err}")
+        return ConfigFile(path=source.path, format=format_name, values={},
+                          diagnostics=(Diagnostic("internal-error", message, source.path),))
 
 
 def node_origin(source: SourceText, node) -> Origin:

@@ -20,7 +20,7 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 
 from trainlint.core import Diagnostic, Origin, Setting, SourceKind, Value
 from trainlint.readers.facts import ConfigFile
-from trainlint.readers.source import SourceText, read_source
+from trainlint.readers.source import SourceText, read_config_file
 
 FORMAT = "yaml"
 MAX_DEPTH = 100
@@ -37,15 +37,7 @@ _SURROGATE_BYTES = {0xDC00 + byte: "\ufffd" for byte in range(0x80, 0x100)}
 def read_yaml_config(path: Union[str, Path]) -> ConfigFile:
     """Every scalar of the first YAML document by dotted key path. Never raises: problems with
     the file or its syntax become diagnostics and whatever parsed is kept."""
-    source = read_source(path)
-    if isinstance(source, Diagnostic):
-        return ConfigFile(path=source.path, format=FORMAT, values={}, diagnostics=(source,))
-    try:
-        return _read_yaml_source(source)
-    except Exception as err:  # noqa: BLE001 - the reader contract is "never raise"
-        message = f"internal error while reading {source.path} as YAML: {type(err).__name__}: {err}"
-        return ConfigFile(path=source.path, format=FORMAT, values={},
-                          diagnostics=(Diagnostic("internal-error", message, source.path),))
+    return read_config_file(path, FORMAT, _read_yaml_source)
 
 
 # ---------------------------------------------------------------- positions
