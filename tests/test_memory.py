@@ -126,6 +126,20 @@ def test_find_gpu_accepts_common_spellings(name, key):
     assert find_gpu(name).key == key
 
 
+@pytest.mark.parametrize("name,key", [
+    ("NVIDIA H100 80GB HBM3", "h100-80gb"), ("NVIDIA A100-SXM4-80GB-HBM2e", "a100-80gb"),
+    ("NVIDIA Tesla V100-SXM2-32GB", "v100-32gb"), ("AMD Instinct MI300X", "mi300x"),
+    ("NVIDIA RTX 6000 Ada Generation", "6000-ada"),
+])
+def test_find_gpu_reads_the_names_nvidia_smi_and_rocm_print(name, key):
+    assert find_gpu(name).key == key
+
+
+@pytest.mark.parametrize("name", ["a", "h", "rtx", "a1000", "40", "80gb"])
+def test_find_gpu_does_not_guess_a_card_from_a_fragment_or_a_typo(name):
+    assert find_gpu(name) is None
+
+
 def test_gpu_capacities_are_usable_memory():
     catalog = gpu_catalog()
     assert catalog["a100-40gb"].total_gib == 39.4 and catalog["a100-80gb"].total_gib == 79.2

@@ -2,49 +2,70 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 from trainlint import __version__
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# The same codes as trainlint.commands, which is imported only once a command runs (a fast --help).
+EXIT_ERROR = 2
+FAIL_ON_CHOICES = ("error", "warning", "info", "never")
+EPILOG = ("exit codes: 0 nothing at or above the failing severity, 1 findings, 2 usage, configuration or "
+          "internal error. `trainlint rule --all` documents every rule.")
 
 
 def _codes(text: str) -> List[str]:
     return [part.strip().upper() for part in text.split(",") if part.strip()]
 
 
-def _target_options(parser: argparse.ArgumentParser) -> None:
+def _scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", type=Path, help="launchers, entry scripts, configs or folders (default: .)")
-    parser.add_argument("--gpu", help="target GPU, e.g. a100-40gb, h100, v100-32gb (`trainlint gpus` lists them)")
-    parser.add_argument("--gpu-memory", help="target GPU memory when the card is not listed, e.g. 48GiB")
-    parser.add_argument("--num-gpus", type=int, help="world size to assume when the launcher does not say")
-    parser.add_argument("--select", type=_codes, default=[], help="only these codes or prefixes (TL1,TL201)")
-    parser.add_argument("--ignore", type=_codes, default=[], help="skip these codes or prefixes")
-    parser.add_argument("--exclude", action="append", default=[], help="path patterns to skip")
-    parser.add_argument("--config", type=Path, help="settings file (default: the nearest trainlint.toml or "
-                        "pyproject.toml with [tool.trainlint])")
+    parser.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="path patterns to skip")
+    parser.add_argument("--config", type=Path, metavar="FILE", help="settings file (default: the nearest "
+                        "trainlint.toml or pyproject.toml with [tool.trainlint])")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+
+
+def _gpu_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpu", metavar="NAME", help="target GPU, e.g. a100-40gb, h100, v100-32gb (`trainlint gpus` "
+                        "lists them; default: an A100 80GB, said in the output)")
+    parser.add_argument("--gpu-memory", metavar="SIZE", help="usable memory of a GPU that is not listed, e.g. 48GiB")
+    parser.add_argument("--num-gpus", type=int, metavar="N", help="world size to assume when the launcher does not "
+                        "say")
+
+
+def _rule_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--select", type=_codes, default=[], metavar="CODES",
+                        help="only these codes or prefixes, comma-separated (TL1,TL201)")
+    parser.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these codes or prefixes")
+
+
+def _all_target_options(parser: argparse.ArgumentParser) -> None:
+    _scan_options(parser)
+    _gpu_options(parser)
+    _rule_options(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainlint", description="Find the settings that will run a fine-tuning "
-                                     "job out of GPU memory, before launch.")
+                                     "job out of GPU memory, before launch.", epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = commands.add_parser("check", help="report risky settings")
-    _target_options(check)
-    check.add_argument("--output-format", default="full", choices=["full", "concise", "json", "github", "sarif"])
-    check.add_argument("--output-file", type=Path)
+    check = commands.add_parser("check", help="report risky settings", epilog=EPILOG)
+    _all_target_options(check)
+    check.add_argument("--output-format", default="full", choices=["full", "concise", "json", "github", "sarif"],
+                       help="how findings are written (default: full)")
+    check.add_argument("--output-file", type=Path, metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--preserve-effective-batch", action="store_true",
                        help="propose batch fixes that keep per-device × accumulation × world size")
-    check.add_argument("--fail-on", choices=["error", "warning", "info", "never"],
+    check.add_argument("--fail-on", choices=FAIL_ON_CHOICES,
                        help="lowest severity that makes the exit code 1 (default: warning)")
-    check.add_argument("--summary-file", type=Path, help="also write a Markdown summary (with the github format "
-                       "it is appended to $GITHUB_STEP_SUMMARY when that is set)")
+    check.add_argument("--summary-file", type=Path, metavar="FILE", help="also write a Markdown summary (with the "
+                       "github format it is appended to $GITHUB_STEP_SUMMARY when that is set)")
     check.add_argument("--diff-base", metavar="REF", help="report every job that reads a file changed since the "
                        "merge base with REF (e.g. origin/main)")
     check.add_argument("--changed", action="store_true", help="PATHS are changed files (as pre-commit passes "
@@ -53,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--write-baseline", type=Path, metavar="FILE", help="write the current findings as a "
                        "baseline and exit 0")
 
-    fix = commands.add_parser("fix", help="rewrite risky settings")
-    _target_options(fix)
+    fix = commands.add_parser("fix", help="rewrite risky settings", epilog=EPILOG)
+    _all_target_options(fix)
     fix.add_argument("--preserve-effective-batch", action="store_true",
                      help="keep per-device × accumulation × world size when lowering the micro-batch")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change results")
@@ -63,22 +84,24 @@ def build_parser() -> argparse.ArgumentParser:
                      help="PATHS are changed files (as pre-commit passes them): fix every job that reads one")
 
     show = commands.add_parser("show", help="the resolved jobs: every setting, its value and its origin")
-    _target_options(show)
-    show.add_argument("--output-format", default="full", choices=["full", "json"])
+    _scan_options(show)
+    _gpu_options(show)
+    show.add_argument("--output-format", default="full", choices=["full", "json"], help="default: full")
 
     estimate = commands.add_parser("estimate", help="per-GPU memory estimate of each job")
-    _target_options(estimate)
-    estimate.add_argument("--output-format", default="full", choices=["full", "json"])
+    _scan_options(estimate)
+    _gpu_options(estimate)
+    estimate.add_argument("--output-format", default="full", choices=["full", "json"], help="default: full")
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
-    rule.add_argument("code", nargs="?")
-    rule.add_argument("--all", action="store_true")
+    rule.add_argument("code", nargs="?", help="a rule code, e.g. TL101")
+    rule.add_argument("--all", action="store_true", help="every rule, in code order")
 
-    commands.add_parser("gpus", help="list the GPUs trainlint knows")
+    commands.add_parser("gpus", help="list the GPUs trainlint knows, with their usable memory")
 
     config = commands.add_parser("config", help="the effective settings and where each comes from")
-    _target_options(config)
-    config.add_argument("--fail-on", choices=["error", "warning", "info", "never"])
+    _all_target_options(config)
+    config.add_argument("--fail-on", choices=FAIL_ON_CHOICES)
     return parser
 
 
@@ -101,7 +124,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"trainlint: error: {error}", file=sys.stderr)
             return EXIT_ERROR
         print(f"trainlint: internal error: {type(error).__name__}: {error}", file=sys.stderr)
-        if "TRAINLINT_DEBUG" in __import__("os").environ:
+        if "TRAINLINT_DEBUG" in os.environ:
             raise
         return EXIT_ERROR
 

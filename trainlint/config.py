@@ -16,6 +16,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
+from trainlint.core import Severity
+
 # Looked for in each folder from the start folder upwards, in this order (like ruff: a dedicated file
 # wins over pyproject.toml; a pyproject.toml without [tool.trainlint] is passed over).
 CONFIG_FILE_NAMES = ("trainlint.toml", ".trainlint.toml", "pyproject.toml")
@@ -198,7 +200,7 @@ def _validated(name: str, raw: Any, root: str, path: Path) -> Any:
 
 def _string_list(raw: Any, where: str) -> List[str]:
     if isinstance(raw, str):
-        raw = [part for part in raw.split(",")]
+        raw = raw.split(",")
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
         raise ConfigError(f"{where} must be a list of strings")
     return [item.strip() for item in raw if item.strip()]
@@ -255,10 +257,12 @@ def locate_config(args) -> Optional[FileConfig]:
 def _cli_values(args) -> Dict[str, Any]:
     """Options the user actually gave (argparse defaults of [] and None mean "not given")."""
     given: Dict[str, Any] = {}
-    for name in ("select", "ignore", "exclude"):
+    for name in ("select", "ignore"):
         value = getattr(args, name, None)
         if value:
-            given[name] = tuple(value)
+            given[name] = _selectors(value, f"--{name}")
+    if getattr(args, "exclude", None):
+        given["exclude"] = tuple(args.exclude)
     for name in ("gpu", "gpu_memory", "num_gpus"):
         value = getattr(args, name, None)
         if value is not None:
@@ -294,9 +298,14 @@ def fails(severities: Iterable[Any], fail_on: str) -> bool:
     """True when any severity (a Severity or its value) is at or above `fail_on`."""
     if fail_on == "never":
         return False
-    threshold = {"error": 3, "warning": 2, "info": 1}[fail_on]
-    ranks = {"error": 3, "warning": 2, "info": 1}
-    return any(ranks.get(str(getattr(s, "value", s)), 2) >= threshold for s in severities)
+    return any(_rank(severity) >= Severity(fail_on).rank for severity in severities)
+
+
+def _rank(severity: Any) -> int:
+    try:
+        return Severity(getattr(severity, "value", severity)).rank
+    except ValueError:
+        return Severity.WARNING.rank  # a severity this version does not know counts as a warning
 
 
 def render_settings(settings: Settings) -> str:

@@ -18,6 +18,9 @@ class Knob:
     description: str
     spellings: Dict[str, Tuple[str, ...]]
     default: Value = None  # HF TrainingArguments default; None when the framework has none
+    # Words a framework accepts for this knob beyond its type, and what they mean here
+    # (axolotl's `gradient_checkpointing: offload` is checkpointing, with activations on the CPU).
+    aliases: Tuple[Tuple[str, Value], ...] = ()
 
 
 KNOBS: Tuple[Knob, ...] = (
@@ -38,7 +41,8 @@ KNOBS: Tuple[Knob, ...] = (
     Knob("num_nodes", int, "number of nodes", {ACCELERATE: ("num_machines",)}),
     Knob("gradient_checkpointing", bool, "activation (gradient) checkpointing",
          {ARGS: ("gradient_checkpointing", "checkpoint-activations", "recompute-activations"),
-          AXOLOTL: ("gradient_checkpointing",)}, False),
+          AXOLOTL: ("gradient_checkpointing",)}, False,
+         aliases=(("offload", True), ("offload_disk", True), ("unsloth", True))),
     Knob("bf16", bool, "bf16 mixed precision", {ARGS: ("bf16",), AXOLOTL: ("bf16",)}, False),
     Knob("fp16", bool, "fp16 mixed precision", {ARGS: ("fp16",), AXOLOTL: ("fp16",)}, False),
     Knob("tf32", bool, "TF32 matmuls", {ARGS: ("tf32",), AXOLOTL: ("tf32",)}),
@@ -69,6 +73,22 @@ KNOBS: Tuple[Knob, ...] = (
     Knob("ds_bf16", bool, "DeepSpeed bf16.enabled", {DEEPSPEED: ("bf16.enabled", "bfloat16.enabled")}),
     Knob("ds_fp16", bool, "DeepSpeed fp16.enabled", {DEEPSPEED: ("fp16.enabled",)}),
     Knob("deepspeed", str, "DeepSpeed config path", {ARGS: ("deepspeed",), AXOLOTL: ("deepspeed",)}),
+    # FSDP shards like ZeRO: the resolution derives zero_stage and offload from these.
+    Knob("fsdp", str, "HF/axolotl FSDP options (`full_shard auto_wrap`, `shard_grad_op offload`)",
+         {ARGS: ("fsdp",), AXOLOTL: ("fsdp",)}),
+    Knob("distributed_type", str, "accelerate distributed backend (FSDP, DEEPSPEED, MULTI_GPU)",
+         {ACCELERATE: ("distributed_type",)}),
+    Knob("fsdp_sharding_strategy", str, "FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, ... or 1-5)",
+         {ACCELERATE: ("fsdp_config.fsdp_sharding_strategy",),
+          AXOLOTL: ("fsdp_config.fsdp_sharding_strategy", "fsdp_config.sharding_strategy")}),
+    Knob("fsdp_reshard_after_forward", str, "FSDP2: free gathered weights after forward (full sharding)",
+         {ACCELERATE: ("fsdp_config.fsdp_reshard_after_forward",),
+          AXOLOTL: ("fsdp_config.reshard_after_forward", "fsdp_config.fsdp_reshard_after_forward")}),
+    Knob("fsdp_offload_params", bool, "FSDP parameter (and optimizer) offload to CPU",
+         {ACCELERATE: ("fsdp_config.fsdp_offload_params",),
+          AXOLOTL: ("fsdp_config.offload_params", "fsdp_config.fsdp_offload_params")}),
+    Knob("fsdp_version", int, "FSDP version (1 or 2)",
+         {ACCELERATE: ("fsdp_config.fsdp_version",), AXOLOTL: ("fsdp_version", "fsdp_config.fsdp_version")}),
     Knob("lora", bool, "LoRA adapters instead of full fine-tuning",
          {ARGS: ("lora_enable", "use_lora", "lora"), AXOLOTL: ()}),
     Knob("finetuning_type", str, "how the model is trained: full, freeze, lora",
@@ -98,8 +118,12 @@ KNOBS: Tuple[Knob, ...] = (
          {ARGS: ("eval_accumulation_steps",)}),
     Knob("attn_implementation", str, "attention kernel",
          {ARGS: ("attn_implementation",), AXOLOTL: ()}),
-    Knob("flash_attention", bool, "flash attention", {AXOLOTL: ("flash_attention",), ARGS: ("flash_attn",
-                                                                                            "use_flash_attn")}),
+    # A switch in most scripts (`--flash_attn True`), a choice in LLaMA-Factory (`flash_attn: fa2`,
+    # `sdpa`, `disabled`, `auto`): kept as written; the resolution tells attn_implementation from it.
+    Knob("flash_attention", str, "flash attention (a switch, or the kernel's name)",
+         {AXOLOTL: ("flash_attention",), ARGS: ("flash_attn", "use_flash_attn")}),
+    Knob("pure_bf16", bool, "LLaMA-Factory: weights, gradients and optimizer states all in bf16",
+         {ARGS: ("pure_bf16",)}),
     Knob("optim", str, "optimizer", {ARGS: ("optim",), AXOLOTL: ("optimizer",)}, "adamw_torch"),
     Knob("torch_dtype", str, "dtype weights are loaded in", {ARGS: ("torch_dtype",)}),
     Knob("alloc_conf", str, "PYTORCH_CUDA_ALLOC_CONF", {}),
@@ -149,6 +173,10 @@ def coerce(name: str, value: Value) -> Coerced:
     if isinstance(value, str) and value.strip() == "auto":
         return Coerced("auto")  # DeepSpeed and the HF integration fill "auto" from the trainer
     spec = _BY_NAME.get(name)
+    if spec is not None and spec.aliases and isinstance(value, str):
+        meaning = dict(spec.aliases).get(value.strip().lower())
+        if meaning is not None:
+            return Coerced(meaning)
     wanted = spec.type if spec else type(value)
     try:
         if wanted is bool:

@@ -1,6 +1,7 @@
 """One scan: files -> runs -> findings and memory estimates."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -48,7 +49,7 @@ def parse_memory(text: str) -> float:
                 value = float(number) * factor
             except ValueError:
                 continue
-            if value > 0:
+            if 0 < value < math.inf:
                 return value
     raise UsageError(f"cannot read GPU memory `{text}` (try 40GiB)")
 

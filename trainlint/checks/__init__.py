@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 from trainlint.checks.base import CheckContext, Example, Rule
 
@@ -20,13 +20,11 @@ def all_rules() -> Tuple[Rule, ...]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__:
+            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__:
                 found[value.code] = value()
     return tuple(found[code] for code in sorted(found))
 
 
-def rule_by_code(code: str):
-    for rule in all_rules():
-        if rule.code == code.upper():
-            return rule
-    return None
+def rule_by_code(code: str) -> Optional[Rule]:
+    """The rule with this code (any case), or None."""
+    return next((rule for rule in all_rules() if rule.code == code.upper()), None)

@@ -78,7 +78,3 @@ def precision(run: TrainingRun) -> Tuple[Optional[bool], Optional[bool]]:
         fp16 = True
     return bf16, fp16
 
-
-def ds_pinned_int(run: TrainingRun, knob: str) -> Optional[int]:
-    """A DeepSpeed batch key written as a number (not "auto")."""
-    return known_int(run, knob)

@@ -1,45 +1,64 @@
-"""The memory questions rules ask, in one place: is an estimate grounded enough to act on."""
+"""The memory questions rules ask, in one place: is an estimate grounded enough to act on, what does
+the training step need, and how a verdict names the GPU."""
 from __future__ import annotations
 
 from typing import Optional
 
 from trainlint.checks._conditions import known_int
-from trainlint.core import MemoryEstimate, Severity, TrainingRun
-from trainlint.memory import estimate, largest_fitting_batch, resolve_model
-
-
-def grounded(run: TrainingRun) -> bool:
-    """A memory verdict needs the model, the micro-batch, the sequence length and, when ZeRO shards
-    states, the world size; without them any number would rest on guesses, and a guess must never
-    become a finding."""
-    sharded = run.known("zero_stage") not in (0, None)
-    return (resolve_model(run) is not None and known_int(run, "per_device_train_batch_size") is not None
-            and known_int(run, "max_seq_length") is not None
-            and not (sharded and known_int(run, "world_size") is None))
-
+from trainlint.checks.base import CheckContext
+from trainlint.core import Severity, TrainingRun, Unknown, Value
+from trainlint.memory import Gpu, JobMemoryEstimate, estimate, largest_fitting_batch, resolve_model
 
 # The estimate's median error on published measurements is about 6%; a peak within this share of
 # the capacity is too close to call, and a false alarm costs more than a miss.
 OVER_CAPACITY_MARGIN = 0.10
 
+# The memory rules judge the training step. The eval pass has rules of its own (TL103, TL107), and its
+# estimated peak rests on a guessed eval-set size: a verdict on the train batch must not depend on it.
+_TRAINING_STEP = {"eval_strategy": "no"}
 
-def over_capacity(estimate: MemoryEstimate) -> bool:
+
+def states_grounded(run: TrainingRun) -> bool:
+    """Model states need the model and how ZeRO shards them: the stage and, when it shards, the
+    world size. An unreadable stage (`--deepspeed $DS_CONFIG`) may well be ZeRO-3."""
+    stage = run.value("zero_stage")
+    if isinstance(stage, Unknown):
+        return False
+    sharded = stage not in (0, None)
+    return resolve_model(run) is not None and not (sharded and known_int(run, "world_size") is None)
+
+
+def grounded(run: TrainingRun) -> bool:
+    """A memory verdict needs the model states (above), the micro-batch and the sequence length;
+    without them any number would rest on guesses, and a guess must never become a finding."""
+    return (states_grounded(run) and known_int(run, "per_device_train_batch_size") is not None
+            and known_int(run, "max_seq_length") is not None)
+
+
+def over_capacity(estimate: JobMemoryEstimate) -> bool:
     """The estimate exceeds the GPU clearly enough to report."""
     return estimate.peak_gib > estimate.capacity_gib * (1 + OVER_CAPACITY_MARGIN)
 
 
-def estimate_for(run: TrainingRun, gpu, **overrides) -> MemoryEstimate:
-    return estimate(run, gpu, overrides or None)
+def training_estimate(run: TrainingRun, gpu: Gpu, **overrides: Value) -> JobMemoryEstimate:
+    """The per-GPU peak of a training step, with `overrides` in place of the run's values."""
+    return estimate(run, gpu, {**_TRAINING_STEP, **overrides})
 
 
-def fitting_batch(run: TrainingRun, gpu, below: int) -> Optional[int]:
-    found = largest_fitting_batch(run, gpu, max_batch=below)
+def fitting_batch(run: TrainingRun, gpu: Gpu, below: int) -> Optional[int]:
+    """The largest micro-batch up to `below` whose training step fits, or None."""
+    found = largest_fitting_batch(run, gpu, max_batch=below, overrides=_TRAINING_STEP)
     return found if found is not None and found <= below else None
 
 
-def gpu_label(ctx) -> str:
-    name = getattr(ctx.gpu, "name", str(ctx.gpu))
-    return f"{name} (assumed; pass --gpu)" if ctx.gpu_assumed else name
+def gpu_label(ctx: CheckContext) -> str:
+    """`NVIDIA A100 40GB`, or `NVIDIA A100 80GB (assumed; pass --gpu)` when the user named none."""
+    return f"{ctx.gpu.name} (assumed; pass --gpu)" if ctx.gpu_assumed else ctx.gpu.name
+
+
+def on_gpu(ctx: CheckContext, estimate: JobMemoryEstimate) -> str:
+    """How every memory verdict names its target: `NVIDIA A100 40GB (39.4 GiB usable)`."""
+    return f"{gpu_label(ctx)} ({estimate.capacity_gib:.1f} GiB usable)"
 
 
 def world_note(run: TrainingRun) -> str:
@@ -54,6 +73,6 @@ def world_note(run: TrainingRun) -> str:
     return ""
 
 
-def verdict_severity(ctx, severity: Severity) -> Severity:
+def verdict_severity(ctx: CheckContext, severity: Severity) -> Severity:
     """A memory verdict against a GPU the user did not name is a warning, not an error."""
     return Severity.WARNING if ctx.gpu_assumed and severity == Severity.ERROR else severity

@@ -1,6 +1,7 @@
 """The contract every rule follows, and what a rule may ask while it checks a run."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, Mapping, Optional, Sequence, Tuple
 
@@ -14,6 +15,7 @@ from trainlint.core import (
     Severity,
     TrainingRun,
 )
+from trainlint.memory.gpus import Gpu
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,9 @@ class Example:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """The target the user asked about. `gpu` is a memory.Gpu; `gpu_assumed` says it was not named."""
+    """The target the user asked about; `gpu_assumed` says the user did not name the GPU."""
 
-    gpu: object
+    gpu: Gpu
     gpu_assumed: bool = True
     num_gpus: Optional[int] = None
     preserve_effective_batch: bool = False
@@ -70,8 +72,6 @@ class Rule:
 
     @classmethod
     def docs(cls) -> str:
-        import inspect
-
         return inspect.cleandoc(cls.__doc__ or "")
 
     def finding(
@@ -108,16 +108,3 @@ def provenance_related(setting: Setting) -> Iterable[Related]:
             shown = upstream.text or str(upstream.value)
             yield Related(upstream.origin, f"value `{shown}` comes from here ({upstream.kind.value})")
 
-
-def describe(setting: Optional[Setting]) -> str:
-    """`16 (launcher flag at scripts/finetune.sh:14:35, via $BATCH from line 3)`."""
-    if setting is None:
-        return "not set"
-    where = f" at {setting.origin}" if setting.origin else ""
-    text = f"{setting.kind.value}{where}"
-    ups = [s for s in setting.chain()[1:] if s.origin is not None]
-    if ups:
-        text += ", via " + ", ".join(f"`{u.text or u.value}` at line {u.origin.line}" + (
-            f" of {u.origin.path}" if u.origin.path != (setting.origin.path if setting.origin else "") else "")
-            for u in ups)
-    return text

@@ -5,11 +5,11 @@ from typing import Iterable, List, Optional
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
-    estimate_for,
     fitting_batch,
-    gpu_label,
     grounded,
+    on_gpu,
     over_capacity,
+    training_estimate,
     verdict_severity,
     world_note,
 )
@@ -25,6 +25,8 @@ _FLAGS = """
 --gradient_checkpointing True
 --model_max_length 2048
 """
+_EVAL_FLAGS = "--per_device_eval_batch_size 8\n--eval_strategy steps\n--eval_steps 1000\n"
+_WITH_METRICS = "eval_set, compute_metrics=compute_accuracy"
 
 
 class PerDeviceBatchTooLarge(Rule):
@@ -34,6 +36,11 @@ class PerDeviceBatchTooLarge(Rule):
     the fp32 logits of a micro-batch, overhead) and reports a per-device train batch whose peak
     exceeds the target GPU by more than the estimate's error (10%). The peak is that of a batch whose
     samples reach the sequence-length limit, the longest batch the run can meet.
+
+    It stays quiet when the trainer finds the batch itself (`auto_find_batch_size`), when the
+    micro-batch is already 1 (TL106 and TL108 say what else is too large), and when the model, the
+    micro-batch, the sequence length, the ZeRO stage or (under ZeRO) the world size cannot be read.
+    It judges the training step; the eval pass has rules of its own (TL103, TL107).
 
     ## Why is this bad
     The job runs out of memory at the first step, after the model has loaded and the data has been
@@ -54,7 +61,7 @@ class PerDeviceBatchTooLarge(Rule):
     model says fits and raises gradient accumulation so that per-device × accumulation × world size
     is unchanged: the optimizer sees the same batch, so the fix is safe. Without it, the fix only
     lowers the micro-batch, which shrinks the effective batch (and changes the learning dynamics):
-    unsafe. When no whole accumulation keeps the product, the fix is display-only.
+    unsafe. When the accumulation cannot be read statically, the fix is display-only.
     """
 
     code = "TL101"
@@ -71,6 +78,15 @@ class PerDeviceBatchTooLarge(Rule):
         Example("the same recipe with micro-batch 1 and accumulation 16",
                 job(_FLAGS.format(batch=1, accum=16), extra={"zero2.json": ZERO2}), False,
                 ("--gpu", "a100-80gb")),
+        Example("micro-batch 16 under a DeepSpeed config the environment names (its ZeRO stage is unknown)",
+                job(_FLAGS.format(batch=16, accum=1).replace("zero2.json", "$DS_CONFIG")), False,
+                ("--gpu", "a100-40gb")),
+        Example("micro-batch 4 with bf16 read from the environment (16-bit training fits)",
+                job(_FLAGS.format(batch=4, accum=4).replace("--bf16 True", "--bf16 $USE_BF16"),
+                    extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
+        Example("micro-batch 2 fits; only the eval pass, with an eval batch of 8 and metrics, may not (TL103, TL107)",
+                job(_FLAGS.format(batch=2, accum=8) + _EVAL_FLAGS, eval_dataset=_WITH_METRICS,
+                    extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
@@ -80,17 +96,16 @@ class PerDeviceBatchTooLarge(Rule):
             return
         if run.known("auto_find_batch_size") is True:
             return  # the trainer halves the batch itself after an out-of-memory error
-        current = estimate_for(run, ctx.gpu)
+        current = training_estimate(run, ctx.gpu)
         if not over_capacity(current):
             return
-        fits_at = fitting_batch(run, ctx.gpu, batch - 1) if batch > 1 else None
+        fits_at = fitting_batch(run, ctx.gpu, batch - 1)
         message = (f"per_device_train_batch_size {batch} needs about {current.peak_gib:.1f} GiB per GPU "
-                   f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {gpu_label(ctx)} with "
-                   f"{current.capacity_gib:.1f} GiB usable; the largest term is {current.largest_term} "
-                   f"({current.breakdown.get(current.largest_term, 0):.1f} GiB), with every sample at the "
-                   f"{known_int(run, 'max_seq_length')}-token limit{world_note(run)}")
+                   f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}; the largest "
+                   f"term is {current.largest_term} ({current.breakdown.get(current.largest_term, 0):.1f} GiB), "
+                   f"with every sample at the {current.sequence_tokens}-token limit{world_note(run)}")
         if fits_at is not None:
-            smaller = estimate_for(run, ctx.gpu, per_device_train_batch_size=fits_at)
+            smaller = training_estimate(run, ctx.gpu, per_device_train_batch_size=fits_at)
             message += f"; {fits_at} fits ({smaller.peak_gib:.1f} GiB)"
         else:
             message += "; even a micro-batch of 1 does not fit (see the memory breakdown: `trainlint estimate`)"
@@ -107,8 +122,8 @@ class PerDeviceBatchTooLarge(Rule):
             return None
         accum = known_int(run, "gradient_accumulation_steps")
         if run.setting("global_batch_size") is not None:
-            return Fix(Applicability.SAFE,
-                       f"lower the micro-batch to {fits_at}; the entry script derives accumulation from the global batch",
+            return Fix(Applicability.SAFE, f"lower the micro-batch to {fits_at}; the entry script derives "
+                                            f"accumulation from the global batch",
                        (KnobChange("per_device_train_batch_size", batch, fits_at),))
         if not ctx.preserve_effective_batch:
             return Fix(Applicability.UNSAFE,
@@ -120,19 +135,17 @@ class PerDeviceBatchTooLarge(Rule):
                        f"lower the micro-batch to {fits_at} and raise gradient accumulation to keep the effective "
                        f"batch (accumulation is not known statically)")
         product = batch * accum
-        for candidate in range(fits_at, 0, -1):
-            if product % candidate == 0:
-                new_accum = product // candidate
-                changes = [KnobChange("per_device_train_batch_size", batch, candidate),
-                           KnobChange("gradient_accumulation_steps", accum, new_accum)]
-                if known_int(run, "ds_micro_batch") is not None:
-                    changes.append(KnobChange("ds_micro_batch", run.value("ds_micro_batch"), "auto"))
-                if known_int(run, "ds_gradient_accumulation_steps") is not None:
-                    changes.append(KnobChange("ds_gradient_accumulation_steps",
-                                              run.value("ds_gradient_accumulation_steps"), "auto"))
-                world = known_int(run, "world_size")
-                kept = (f"effective batch {batch}×{accum}×{world} = {candidate}×{new_accum}×{world} = {product * world}"
-                        if world else f"per-device × accumulation {product} kept (world size unknown)")
-                return Fix(Applicability.SAFE, f"micro-batch {candidate}, accumulation {new_accum}: {kept}",
-                           tuple(changes))
-        return None  # unreachable: a micro-batch of 1 always divides the product
+        # The largest micro-batch that fits and divides the product; 1 always does.
+        smaller = next(candidate for candidate in range(fits_at, 0, -1) if product % candidate == 0)
+        new_accum = product // smaller
+        changes = [KnobChange("per_device_train_batch_size", batch, smaller),
+                   KnobChange("gradient_accumulation_steps", accum, new_accum)]
+        for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps"):
+            if known_int(run, ds_knob) is not None:
+                changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
+        world = known_int(run, "world_size")
+        if world:
+            kept = f"effective batch {batch}×{accum}×{world} = {smaller}×{new_accum}×{world} = {product * world}"
+        else:
+            kept = f"per-device × accumulation {product} kept (world size unknown)"
+        return Fix(Applicability.SAFE, f"micro-batch {smaller}, accumulation {new_accum}: {kept}", tuple(changes))

@@ -4,7 +4,7 @@ from typing import Iterable
 
 from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, over_capacity, gpu_label, grounded
+from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 
@@ -22,6 +22,9 @@ class GradientCheckpointingOff(Rule):
     ## What it does
     Reports a job whose estimated peak does not fit the GPU, where activations are the largest term
     and gradient checkpointing is off in the launcher, the configs and the code.
+
+    It stays quiet when checkpointing is on anywhere (`model.gradient_checkpointing_enable()` in
+    code counts) or cannot be read, and when the estimate is not grounded (see TL101).
 
     ## Why is this bad
     Without checkpointing every layer keeps its activations for the backward pass; for long
@@ -55,13 +58,13 @@ class GradientCheckpointingOff(Rule):
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if known_bool(run, "gradient_checkpointing") is not False or not grounded(run):
             return
-        current = estimate_for(run, ctx.gpu)
+        current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or current.largest_term != "activations":
             return
-        with_checkpointing = estimate_for(run, ctx.gpu, gradient_checkpointing=True)
+        with_checkpointing = training_estimate(run, ctx.gpu, gradient_checkpointing=True)
         message = (f"gradient checkpointing is off and activations take {current.breakdown['activations']:.1f} of "
-                   f"{current.peak_gib:.1f} GiB per GPU on {gpu_label(ctx)} ({current.capacity_gib:.1f} GiB usable); "
-                   f"with checkpointing the estimate is {with_checkpointing.peak_gib:.1f} GiB")
+                   f"{current.peak_gib:.1f} GiB per GPU on {on_gpu(ctx, current)}; with checkpointing the "
+                   f"estimate is {with_checkpointing.peak_gib:.1f} GiB")
         fix = Fix(Applicability.SAFE, "turn gradient checkpointing on",
                   (KnobChange("gradient_checkpointing", False, True),))
         yield self.finding(run, message, at=run.setting("gradient_checkpointing"), fix=fix)

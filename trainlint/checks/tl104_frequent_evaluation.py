@@ -7,11 +7,13 @@ from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 
-# Below this many steps between evaluations, evaluation is a regular part of the step pattern.
+# When the run length is unknown: below this many steps between evaluations, evaluation is a
+# regular part of the step pattern, and the fix proposes the rarer interval.
 FREQUENT_STEPS = 200
-# With a known run length, more evaluations than this are frequent whatever the interval.
-MANY_EVALUATIONS = 20
 RARE_STEPS = 1000
+# When the run length is known (max_steps), it decides: more evaluations than this are frequent
+# whatever the interval, and fewer are not (a short run may evaluate every few steps).
+MANY_EVALUATIONS = 20
 
 _FLAGS = """
 --per_device_train_batch_size 1
@@ -25,8 +27,10 @@ _FLAGS = """
 class FrequentEvaluation(Rule):
     """
     ## What it does
-    Reports evaluation that runs every few steps: fewer than 200 steps apart, or more than 20
-    evaluations over a run of known length.
+    Reports evaluation that runs every few steps: more than 20 evaluations over a run of known
+    length (`max_steps`), or, when the length is not known, fewer than 200 steps between two. It
+    stays quiet when evaluation never runs (`eval_strategy "no"`, `eval_dataset=None`) or its
+    interval cannot be read.
 
     ## Why is this bad
     Each evaluation builds its own memory peak (eval batch activations, gathered logits, a
@@ -51,14 +55,16 @@ class FrequentEvaluation(Rule):
     severity = Severity.WARNING
     summary = "Evaluation runs every few steps, each a new memory peak"
     examples = (
-        Example("evaluation every 50 steps on a validation file", job(_FLAGS.format(strategy="steps", steps=50),
-                                                                 eval_dataset="eval_set"), True),
-        Example("evaluation every 2000 steps", job(_FLAGS.format(strategy="steps", steps=2000), eval_dataset="eval_set"),
-                False),
-        Example("eval_steps 50 but evaluation is off", job(_FLAGS.format(strategy="no", steps=50), eval_dataset="eval_set"),
-                False),
-        Example("eval_steps 50 but the trainer gets eval_dataset=None", job(_FLAGS.format(strategy="steps", steps=50)),
-                False),
+        Example("evaluation every 50 steps on a validation file",
+                job(_FLAGS.format(strategy="steps", steps=50), eval_dataset="eval_set"), True),
+        Example("evaluation every 2000 steps",
+                job(_FLAGS.format(strategy="steps", steps=2000), eval_dataset="eval_set"), False),
+        Example("evaluation every 50 steps of a 300-step run (6 evaluations)",
+                job(_FLAGS.format(strategy="steps", steps=50) + "--max_steps 300", eval_dataset="eval_set"), False),
+        Example("eval_steps 50 but evaluation is off",
+                job(_FLAGS.format(strategy="no", steps=50), eval_dataset="eval_set"), False),
+        Example("eval_steps 50 but the trainer gets eval_dataset=None",
+                job(_FLAGS.format(strategy="steps", steps=50)), False),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
@@ -68,14 +74,18 @@ class FrequentEvaluation(Rule):
         if interval.steps is None or interval.steps < 1:
             return
         total = known_int(run, "max_steps")
-        count = total // interval.steps if total and total > 0 else None
-        frequent = interval.steps < FREQUENT_STEPS or (count is not None and count > MANY_EVALUATIONS)
-        if not frequent:
-            return
-        how_often = f" ({count} evaluations over {total} steps)" if count is not None else ""
+        if total is not None and total > 0:
+            count = total // interval.steps
+            if count <= MANY_EVALUATIONS:
+                return
+            how_often = f" ({count} evaluations over {total} steps)"
+            new_steps = min(max(RARE_STEPS, total // MANY_EVALUATIONS), total)  # at least one evaluation
+        else:
+            if interval.steps >= FREQUENT_STEPS:
+                return
+            how_often, new_steps = "", RARE_STEPS
         message = (f"evaluation runs every {interval.steps} steps{how_often}: {interval.description}; "
                    f"each evaluation is a new memory peak on top of training")
-        new_steps = max(RARE_STEPS, (total // MANY_EVALUATIONS) if total else RARE_STEPS)
         fix = Fix(Applicability.UNSAFE, f"evaluate every {new_steps} steps",
                   (KnobChange("eval_steps", interval.steps, new_steps),))
         yield self.finding(run, message, at=interval.setting, fix=fix)

@@ -18,6 +18,8 @@ class NoMixedPrecision(Rule):
     ## What it does
     Reports a model of a billion parameters or more that trains in fp32: neither bf16 nor fp16 is
     on in the launcher, the DeepSpeed config or the code, and the weights are not loaded in 16 bits.
+    It stays quiet when either precision flag cannot be read, when accelerate's `mixed_precision` is
+    set, and for models whose own code converts them to 16 bits when loaded (Qwen-1, ChatGLM3).
 
     ## Why is this bad
     fp32 doubles the bytes of every weight, gradient and activation compared with bf16 and runs
@@ -44,6 +46,8 @@ class NoMixedPrecision(Rule):
     examples = (
         Example("a 7B model with --bf16 False", job("--bf16 False\n--tf32 False"), True),
         Example("a 7B model with --bf16 True", job("--bf16 True"), False),
+        Example("Qwen-7B, whose own code loads it in 16 bits, with --bf16 False",
+                job("--model_name_or_path Qwen/Qwen-7B\n--bf16 False\n--tf32 False"), False),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
@@ -56,12 +60,10 @@ class NoMixedPrecision(Rule):
         if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known("load_in_4bit") or run.known("load_in_8bit"):
             return
         model = resolve_model(run)
-        params = getattr(model, "params", None) if model is not None else None
-        if not params or params < LARGE_MODEL_PARAMS:
+        if model is None or model.params < LARGE_MODEL_PARAMS or model.half_by_default:
             return
-        use_bf16 = getattr(ctx.gpu, "bf16", True)
-        knob = "bf16" if use_bf16 else "fp16"
-        message = (f"{model.hf_repo or model.key} ({params / 1e9:.1f}B parameters) trains in fp32: "
+        knob = "bf16" if ctx.gpu.bf16 else "fp16"
+        message = (f"{model.hf_repo or model.key} ({model.params / 1e9:.1f}B parameters) trains in fp32: "
                    f"neither bf16 nor fp16 is on, so weights, gradients and activations take twice the memory")
         fix = Fix(Applicability.UNSAFE, f"train in {knob} mixed precision", (KnobChange(knob, False, True),))
         yield self.finding(run, message, at=run.setting("bf16"), fix=fix)

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, gpu_label, grounded, over_capacity, verdict_severity
+from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate, verdict_severity
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
 
@@ -24,7 +23,8 @@ class LongSequenceRisk(Rule):
     """
     ## What it does
     Reports a sequence length (text plus image tokens) whose activations and logits alone do not
-    fit the GPU even at a micro-batch of 1, and says which length would.
+    fit the GPU even at a micro-batch of 1, and says which length would. It stays quiet when the
+    estimate is not grounded (see TL101) or when model states, not the sequence, fill the GPU (TL108).
 
     ## Why is this bad
     Lowering the micro-batch cannot help below 1: activations, the fp32 logits of every token and
@@ -55,18 +55,17 @@ class LongSequenceRisk(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        length = known_int(run, "max_seq_length")
-        if length is None or not grounded(run):
+        if not grounded(run):
             return
-        single = estimate_for(run, ctx.gpu, per_device_train_batch_size=1)
+        single = training_estimate(run, ctx.gpu, per_device_train_batch_size=1)
         if not over_capacity(single) or single.largest_term not in _SEQUENCE_TERMS:
             return
+        length = single.sequence_tokens
         sequence_share = sum(single.breakdown.get(t, 0.0) for t in _SEQUENCE_TERMS)
-        image_tokens = getattr(single, "image_tokens", 0)
+        image_tokens = single.image_tokens
         tokens = f"the {length}-token limit" + (f" ({image_tokens} of them image tokens)" if image_tokens else "")
         message = (f"at a micro-batch of 1, a sample at {tokens} needs about {single.peak_gib:.1f} GiB per GPU on "
-                   f"{gpu_label(ctx)} ({single.capacity_gib:.1f} GiB usable), {sequence_share:.1f} GiB of it grows "
-                   f"with the sequence")
+                   f"{on_gpu(ctx, single)}, {sequence_share:.1f} GiB of it grows with the sequence")
         fitting = self._fitting_length(run, ctx, length)
         remedy = (f"a limit of {fitting} tokens fits" if fitting else "no shorter limit fits on its own")
         message += f"; {remedy}"
@@ -80,7 +79,7 @@ class LongSequenceRisk(Rule):
         low, high, found = _SHORTEST_PROPOSED, length - 1, None
         while low <= high:
             middle = (low + high) // 2
-            if estimate_for(run, ctx.gpu, per_device_train_batch_size=1, max_seq_length=middle).fits:
+            if training_estimate(run, ctx.gpu, per_device_train_batch_size=1, max_seq_length=middle).fits:
                 found, low = middle, middle + 1
             else:
                 high = middle - 1

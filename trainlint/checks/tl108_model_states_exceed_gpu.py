@@ -3,10 +3,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._examples import job
-from trainlint.checks._memory import estimate_for, gpu_label, world_note, verdict_severity
+from trainlint.checks._memory import on_gpu, states_grounded, training_estimate, verdict_severity, world_note
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
-from trainlint.memory import resolve_model
 
 _STATE_TERMS = ("weights", "gradients", "optimizer")
 
@@ -16,7 +15,8 @@ class ModelStatesExceedGpu(Rule):
     ## What it does
     Adds up what every GPU holds before a single activation: weights, gradients and optimizer
     states, sharded by the ZeRO stage over the world size and moved to the CPU by offload. Reports a
-    job where that sum alone exceeds the GPU.
+    job where that sum alone exceeds the GPU. It stays quiet when the model or the ZeRO stage cannot
+    be read, or when ZeRO shards over a world size that cannot be read.
 
     ## Why is this bad
     No micro-batch, however small, can make such a job fit: it fails as soon as the optimizer
@@ -42,6 +42,9 @@ class ModelStatesExceedGpu(Rule):
         Example("a 13B full fine-tune without ZeRO on 40 GB cards",
                 job("--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n--per_device_train_batch_size 1\n"
                     "--model_max_length 2048", launcher="torchrun --nproc_per_node 2"), True, ("--gpu", "a100-40gb")),
+        Example("a 13B full fine-tune under a DeepSpeed config the environment names (its ZeRO stage is unknown)",
+                job("--deepspeed $DS_CONFIG\n--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n"
+                    "--per_device_train_batch_size 1\n--model_max_length 2048"), False, ("--gpu", "a100-40gb")),
         Example("a 1.6B full fine-tune without ZeRO on 80 GB cards",
                 job("--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
                     "--per_device_train_batch_size 1\n--model_max_length 512",
@@ -49,18 +52,17 @@ class ModelStatesExceedGpu(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if resolve_model(run) is None:
+        if not states_grounded(run):
             return
-        if run.known("world_size") is None and run.known("zero_stage") not in (0, None):
-            return  # ZeRO shards over a world size that is not known: no number to stand on
-        current = estimate_for(run, ctx.gpu)
+        current = training_estimate(run, ctx.gpu)
         states = sum(current.breakdown.get(term, 0.0) for term in _STATE_TERMS)
         if states <= current.capacity_gib:
             return
         parts = ", ".join(f"{term} {current.breakdown.get(term, 0.0):.1f}" for term in _STATE_TERMS)
-        stage = run.value("zero_stage", 0)
-        message = (f"model states need {states:.1f} GiB per GPU ({parts} GiB) at ZeRO stage {stage}, more than the "
-                   f"{current.capacity_gib:.1f} GiB of {gpu_label(ctx)}{world_note(run)}: no micro-batch can fit")
+        stage = run.known("zero_stage")
+        sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
+        message = (f"model states need {states:.1f} GiB per GPU ({parts} GiB) {sharding} on {on_gpu(ctx, current)}"
+                   f"{world_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),

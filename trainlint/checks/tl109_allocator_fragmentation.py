@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, gpu_label, grounded
+from trainlint.checks._memory import grounded, on_gpu, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun, Unknown
 from trainlint.memory import resolve_model, resolve_vision
 
 # Between these shares of the GPU, whether a job fits depends on how the allocator's blocks fragment.
@@ -27,7 +27,8 @@ class AllocatorFragmentation(Rule):
     """
     ## What it does
     Reports a multimodal job whose estimated peak is close to the GPU's capacity (80–110%) and whose
-    launcher does not set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
+    launcher does not set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`. It stays quiet when the
+    variable is set to a value trainlint cannot read, and when the estimate is not grounded (see TL101).
 
     ## Why is this bad
     Batches of images and texts of different lengths allocate blocks of ever-changing sizes. The
@@ -57,27 +58,34 @@ class AllocatorFragmentation(Rule):
     examples = (
         Example("a LLaVA-style job near the capacity of a 40 GB card",
                 job(_FLAGS.format(batch=2), extra={"zero2.json": ZERO2}), True, ("--gpu", "a100-40gb")),
+        Example("the same job with the allocator setting taken from the environment",
+                job(_FLAGS.format(batch=2), launcher="PYTORCH_CUDA_ALLOC_CONF=$ALLOC_CONF deepspeed --num_gpus 8",
+                    extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
         Example("the same job on an 80 GB card, with room to spare",
                 job(_FLAGS.format(batch=2), extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-80gb")),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        alloc = run.known("alloc_conf")
+        alloc = run.value("alloc_conf")
+        if isinstance(alloc, Unknown):
+            return  # set from somewhere trainlint cannot read; it may well hold the setting
         if isinstance(alloc, str) and "expandable_segments:true" in alloc.lower().replace(" ", ""):
             return
         if not grounded(run) or not _multimodal(run):
             return
-        current = estimate_for(run, ctx.gpu)
+        current = training_estimate(run, ctx.gpu)
         share = current.peak_gib / current.capacity_gib
         if not TIGHT_LOW <= share <= TIGHT_HIGH:
             return
-        message = (f"images and texts of varying length, and the estimated peak is {share:.0%} of {gpu_label(ctx)}: "
-                   f"fragmentation can decide whether it fits; PYTORCH_CUDA_ALLOC_CONF is not set to {SETTING}")
+        message = (f"images and texts of varying length, and the estimated peak is {share:.0%} of "
+                   f"{on_gpu(ctx, current)}: fragmentation can decide whether it fits; PYTORCH_CUDA_ALLOC_CONF is "
+                   f"not set to {SETTING}")
         fix = Fix(Applicability.DISPLAY_ONLY, f"export PYTORCH_CUDA_ALLOC_CONF={SETTING} before the launch")
         yield self.finding(run, message, origin=run.origin, fix=fix)
 
 
 def _multimodal(run: TrainingRun) -> bool:
+    """Images in the batch: a vision tower or tiles are set, or the model has a tower built in."""
     if run.known("vision_tower") or run.known("image_tiles"):
         return True
     model = resolve_model(run)

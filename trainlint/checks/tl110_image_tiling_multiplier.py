@@ -4,9 +4,12 @@ from typing import Iterable, Optional
 
 from trainlint.checks._conditions import is_user_set, known_int
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import estimate_for, gpu_label, grounded, over_capacity
+from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+
+# Image tokens are what fills the GPU when they are this share of the sequence or more.
+IMAGE_SHARE_THAT_MATTERS = 0.4
 
 _FLAGS = """
 --model_name_or_path openbmb/MiniCPM-Llama3-V-2_5
@@ -25,7 +28,8 @@ class ImageTilingMultiplier(Rule):
     ## What it does
     Reports image slicing or tiling (`max_slice_nums`, `hd_num`, `max_dynamic_patch`) that multiplies
     the vision tokens of every sample past what the GPU holds at the current micro-batch, when fewer
-    tiles would fit.
+    tiles would fit. It stays quiet when the tile count is the model's default rather than a setting
+    of the user's, when images are not what fills the GPU, and when the estimate is not grounded.
 
     ## Why is this bad
     Each tile is a full pass through the vision tower and adds its tokens to the language model's
@@ -57,20 +61,20 @@ class ImageTilingMultiplier(Rule):
         tiles = known_int(run, "image_tiles")
         if tiles is None or tiles < 2 or not is_user_set(run.setting("image_tiles")) or not grounded(run):
             return
-        current = estimate_for(run, ctx.gpu)
+        current = training_estimate(run, ctx.gpu)
         if not over_capacity(current):
             return
-        image_tokens = getattr(current, "image_tokens", 0)
+        image_tokens = current.image_tokens
         top_two = sorted(current.breakdown, key=lambda term: -current.breakdown[term])[:2]
-        sequence = getattr(current, "sequence_tokens", 0)
-        if "vision" not in top_two and not (sequence and image_tokens * 5 >= sequence * 2):
+        sequence = current.sequence_tokens
+        if "vision" not in top_two and not (sequence and image_tokens >= IMAGE_SHARE_THAT_MATTERS * sequence):
             return  # images are not what fills the GPU
         fewer = self._fitting_tiles(run, ctx, tiles)
         if fewer is None:
             return
         message = (f"{tiles} image tiles per sample ({image_tokens} image tokens, vision tower "
-                   f"{current.breakdown.get('vision', 0.0):.1f} GiB) put the estimate at {current.peak_gib:.1f} GiB on "
-                   f"{gpu_label(ctx)} ({current.capacity_gib:.1f} GiB usable); {fewer} tiles fit")
+                   f"{current.breakdown.get('vision', 0.0):.1f} GiB) put the estimate at {current.peak_gib:.1f} GiB per "
+                   f"GPU on {on_gpu(ctx, current)}; {fewer} tiles fit")
         fix = Fix(Applicability.UNSAFE, f"slice images into at most {fewer} tiles",
                   (KnobChange("image_tiles", tiles, fewer),))
         yield self.finding(run, message, at=run.setting("image_tiles"), fix=fix)
@@ -78,6 +82,6 @@ class ImageTilingMultiplier(Rule):
     @staticmethod
     def _fitting_tiles(run: TrainingRun, ctx: CheckContext, tiles: int) -> Optional[int]:
         for candidate in range(tiles - 1, 0, -1):
-            if estimate_for(run, ctx.gpu, image_tiles=candidate).fits:
+            if training_estimate(run, ctx.gpu, image_tiles=candidate).fits:
                 return candidate
         return None

@@ -7,8 +7,10 @@ from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
 
-_PINNED = '{"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}\n'
-_AUTO = '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}\n'
+_PINNED = ('{"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1, '
+           '"zero_optimization": {"stage": 2}}\n')
+_AUTO = ('{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", '
+         '"zero_optimization": {"stage": 2}}\n')
 _FLAGS = "--deepspeed ds.json\n--per_device_train_batch_size 4\n--gradient_accumulation_steps 4"
 
 # (DeepSpeed key knob, trainer knob)
@@ -79,5 +81,6 @@ class DeepspeedBatchMismatch(Rule):
 
 
 def _key(run: TrainingRun, knob: str) -> str:
+    """The key as the DeepSpeed config spells it (the reader keeps it in the setting's note)."""
     setting = run.setting(knob)
     return setting.note if setting is not None and setting.note else knob

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterable, List
+from typing import Iterable, List, Tuple
 
 from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import job
@@ -9,6 +9,8 @@ from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Sev
 
 _FP16_ON = '{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}\n'
 _AUTO = '{"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}\n'
+# (DeepSpeed precision knob, the trainer's flag it must agree with)
+_PAIRS = (("ds_bf16", "bf16"), ("ds_fp16", "fp16"))
 
 
 class PrecisionMismatch(Rule):
@@ -55,20 +57,22 @@ class PrecisionMismatch(Rule):
             return
         problems: List[str] = []
         changes: List[KnobChange] = []
-        for ds_knob, trainer_knob, label in (("ds_bf16", "bf16", "bf16"), ("ds_fp16", "fp16", "fp16")):
+        for ds_knob, trainer_knob in _PAIRS:
             pinned, trainer = known_bool(run, ds_knob), known_bool(run, trainer_knob)
             if pinned is None or trainer is None or pinned == trainer:
                 continue
-            problems.append(f"DeepSpeed {label}.enabled is {str(pinned).lower()} but the trainer's {label} is {trainer}")
+            problems.append(f"DeepSpeed {trainer_knob}.enabled is {str(pinned).lower()} but the trainer's "
+                            f"{trainer_knob} is {trainer}")
             changes.append(KnobChange(ds_knob, pinned, "auto"))
         if not problems:
             return
+        first_ds_knob, first_trainer_knob = next(pair for pair in _PAIRS if pair[0] == changes[0].knob)
         fix = Fix(Applicability.SAFE, "let DeepSpeed follow the trainer's precision (\"auto\")", tuple(changes))
-        yield self.finding(run, "; ".join(problems), at=run.setting(changes[0].knob),
-                           related=_related(run, changes[0].knob[3:]), fix=fix)
+        yield self.finding(run, "; ".join(problems), at=run.setting(first_ds_knob),
+                           related=_related(run, first_trainer_knob), fix=fix)
 
 
-def _related(run: TrainingRun, knob: str):
+def _related(run: TrainingRun, knob: str) -> Tuple[Related, ...]:
     setting = run.setting(knob)
     if setting is not None and setting.origin is not None:
         return (Related(setting.origin, f"{knob} = {setting.value} here"),)

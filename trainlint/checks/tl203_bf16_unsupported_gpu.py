@@ -42,15 +42,14 @@ class Bf16UnsupportedGpu(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if ctx.gpu_assumed or getattr(ctx.gpu, "bf16", True):
+        if ctx.gpu_assumed or ctx.gpu.bf16:
             return
         trainer_bf16 = known_bool(run, "bf16")
         ds_bf16 = known_bool(run, "ds_bf16")
         if not trainer_bf16 and not ds_bf16:
             return
         knob = "bf16" if trainer_bf16 else "ds_bf16"
-        changes = [KnobChange(knob, True, False)]
-        changes.append(KnobChange("fp16" if knob == "bf16" else "ds_fp16", False, True))
-        message = f"bf16 is on but {getattr(ctx.gpu, 'name', 'the GPU')} has no bf16 support; use fp16"
+        changes = (KnobChange(knob, True, False), KnobChange("fp16" if knob == "bf16" else "ds_fp16", False, True))
+        message = f"bf16 is on but {ctx.gpu.name} has no bf16 support; use fp16"
         yield self.finding(run, message, at=run.setting(knob),
-                           fix=Fix(Applicability.UNSAFE, "train in fp16 instead of bf16", tuple(changes)))
+                           fix=Fix(Applicability.UNSAFE, "train in fp16 instead of bf16", changes))

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import FrozenSet, Iterable, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -61,31 +61,27 @@ class UnknownTrainingArgument(Rule):
         if accepted is None:
             return
         pin = run.facts.transformers_pin
-        for name, value in run.facts.flags:
+        pinned_here = (Related(pin.origin, f"transformers {pin.value} is pinned here"),) \
+            if pin is not None and pin.origin is not None else ()
+        for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
             if normalized in HF_VERSIONED_FIELDS:
                 problem = _version_problem(normalized, pin)
                 if problem is not None:
-                    yield self.finding(run, f"`--{name}` {problem}", origin=_flag_origin(value),
-                                       related=(Related(pin.origin, f"transformers {pin.value} is pinned here"),)
-                                       if pin is not None and pin.origin is not None else ())
+                    yield self.finding(run, f"`--{name}` {problem}", origin=word.origin, related=pinned_here)
                 continue
             if normalized in accepted or name in accepted or _abbreviates(normalized, accepted):
                 continue
             if run.facts.parse_known_args:
                 yield self.finding(run, f"`--{name}` is not an argument of the entry script; parse_known_args() drops "
-                                        f"it silently, so it has no effect", origin=_flag_origin(value),
+                                        f"it silently, so it has no effect", origin=word.origin,
                                    severity=Severity.WARNING)
             else:
                 yield self.finding(run, f"`--{name}` is not an argument of the entry script's parser; the job stops at "
-                                        f"start-up", origin=_flag_origin(value))
+                                        f"start-up", origin=word.origin)
 
 
-def _flag_origin(value: Setting):
-    return value.origin
-
-
-def _abbreviates(name: str, accepted) -> bool:
+def _abbreviates(name: str, accepted: FrozenSet[str]) -> bool:
     """argparse accepts a unique prefix of a long option."""
     matches = [option for option in accepted if option.startswith(name)]
     return len(matches) == 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from trainlint.core import MemoryEstimate, Setting, SourceKind, TrainingRun, Unknown, Value
 from trainlint.memory.catalog import ModelSpec, resolve_model, resolve_vision
@@ -80,7 +80,7 @@ class Suggestion:
 class _Notes:
     assumptions: List[str] = field(default_factory=list)
     unknowns: List[str] = field(default_factory=list)
-    assumed: set = field(default_factory=set)
+    assumed: Set[str] = field(default_factory=set)
 
     def unknown(self, topic: str, text: str) -> None:
         self.unknowns.append(text)
@@ -96,19 +96,17 @@ class _Knobs:
 
     def __init__(self, run: TrainingRun, overrides: Optional[Mapping[str, Value]]):
         self._run = run
-        self._overrides = dict(overrides or {})
+        self.overrides: Dict[str, Value] = dict(overrides or {})
 
-    def get(self, knob: str):
-        if knob in self._overrides:
-            value = self._overrides[knob]
-        else:
-            value = self._run.value(knob)
+    def _raw(self, knob: str) -> Value:
+        return self.overrides[knob] if knob in self.overrides else self._run.value(knob)
+
+    def get(self, knob: str) -> Value:
+        value = self._raw(knob)
         return None if isinstance(value, Unknown) else value
 
     def is_unknown(self, knob: str) -> bool:
-        if knob in self._overrides:
-            return isinstance(self._overrides[knob], Unknown)
-        return isinstance(self._run.value(knob), Unknown)
+        return isinstance(self._raw(knob), Unknown)
 
     def int(self, knob: str) -> Optional[int]:
         value = self.get(knob)
@@ -197,12 +195,16 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
     bf16, fp16 = k.bool("bf16"), k.bool("fp16")
     dtype = k.str("torch_dtype") or ""
     half = bool(bf16 or fp16)
-    if bf16 is None and fp16 is None and k.is_unknown("bf16"):
+    if not half and (k.is_unknown("bf16") or k.is_unknown("fp16")):
+        # `--bf16 $USE_BF16`: a flag that may turn 16-bit training on; like checkpointing, a setting
+        # that lowers memory is assumed on when it cannot be read.
         notes.unknown("precision", "mixed precision unknown: assumed bf16")
         half = True
     zero = k.int("zero_stage")
     if zero is not None and not 0 <= zero <= 3:
         zero = None
+    if zero is None and k.is_unknown("zero_stage"):
+        notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")
     bits = k.int("bits") or 16
     lora = bool(k.bool("lora")) or bits in (4, 8)
     if not lora and k.is_unknown("lora"):
@@ -237,9 +239,7 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
         notes.note(f"attention implementation not set: assumed {attn} (the model's default)")
     if "flash" in attn or attn in ("fa2", "xformers"):
         attn = "flash"
-    elif attn == "sdpa":
-        attn = "sdpa"
-    else:
+    elif attn != "sdpa":
         attn = "eager"
     optim = k.str("optim") or "adamw_torch"
 
@@ -262,13 +262,13 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
     elif image_tokens:
         notes.note(f"the length limit {seq} bounds text plus image tokens ({image_tokens} per sample)")
 
-    eval_runs, eval_batch, gathers = _eval(k, run, batch, notes)
+    eval_runs, eval_batch, gathers = _eval(k, run, batch)
     return _Job(
         batch=batch, multiplier=multiplier, seq=seq, image_tokens=image_tokens, images_per_sample=images,
         world=world, half=half, weights_half=weights_half, zero=zero,
         offload_opt=_offloaded(k.str("offload_optimizer")), offload_param=_offloaded(k.str("offload_param")),
-        lora=lora, lora_r=lora_r, frozen_base=_frozen_base(k, notes), bits=bits if bits in (4, 8) else 16, extra_trainable_embeddings=extra,
-        ckpt=ckpt, attn=attn, optim=optim, vision_trainable=vision_trainable,
+        lora=lora, lora_r=lora_r, frozen_base=_frozen_base(k, notes), bits=bits if bits in (4, 8) else 16,
+        extra_trainable_embeddings=extra, ckpt=ckpt, attn=attn, optim=optim, vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not k.str("vision_tower")), eval_runs=eval_runs,
         eval_batch=eval_batch, eval_gathers=gathers,
     )
@@ -300,7 +300,8 @@ def _image_tokens(k: _Knobs, model: Optional[ModelSpec], vision: Optional[ModelS
     return per_tile, 1
 
 
-def _eval(k: _Knobs, run: TrainingRun, batch: int, notes: _Notes) -> Tuple[bool, int, bool]:
+def _eval(k: _Knobs, run: TrainingRun, batch: int) -> Tuple[bool, int, bool]:
+    """(evaluation runs, its per-device batch, its logits are gathered on the GPU for metrics)."""
     strategy = k.str("eval_strategy")
     if strategy is None or strategy == "no" or run.facts.eval_dataset is False:
         return False, 0, False
@@ -368,7 +369,7 @@ class _States:
     optimizer: float
 
 
-def _frozen_base(k, notes) -> bool:
+def _frozen_base(k: _Knobs, notes: _Notes) -> bool:
     """Whether only the projector trains. Unknown counts as frozen: like checkpointing, a setting
     that lowers memory is assumed on when it cannot be read, so no risk rests on the guess."""
     if k.bool("tune_mm_mlp_adapter") or k.bool("freeze_backbone"):
@@ -477,7 +478,8 @@ def _layer_bytes_per_token(model: ModelSpec, job: _Job, seq: int) -> Tuple[float
         linear = 34.0 * h
         score = 5.0
     else:
-        mlp = 8.0 * inter if model.mlp == "swiglu" else 8.0 * inter  # gelu_new keeps its internals
+        # SwiGLU keeps gate, up and their product; gelu_new keeps about as much of its internals.
+        mlp = 8.0 * inter
         linear = 8.0 * h + 4.0 * q + 4.0 * kv + mlp + NORM_UPCAST_BYTES * h
         score = EAGER_SCORE_BYTES_SAVED
     width = 2.0 if job.half else 4.0
@@ -567,7 +569,7 @@ def estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]
     notes = _Notes()
     model = _resolve_with_overrides(run, knobs)
     if model is None:
-        return _unknown_model_estimate(run, gpu, knobs, notes)
+        return _unknown_model_estimate(gpu, knobs, notes)
     if model.resolved_by != "catalog":
         notes.note(f"model dimensions from {model.source}")
         if model.resolved_by == "name size":
@@ -576,11 +578,11 @@ def estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]
     job = _job(knobs, run, model, vision, notes)
     states = _model_states(model, vision, job, notes)
     dyn = _train_dynamic(model, vision, job, job.batch, notes)
-    return _assemble(run, gpu, model, vision, job, states, dyn, notes)
+    return _assemble(gpu, model, job, states, dyn, notes)
 
 
-def _assemble(run: TrainingRun, gpu: Gpu, model: ModelSpec, vision: Optional[ModelSpec], job: _Job,
-              states: _States, dyn: _Dynamic, notes: _Notes) -> JobMemoryEstimate:
+def _assemble(gpu: Gpu, model: ModelSpec, job: _Job, states: _States, dyn: _Dynamic,
+              notes: _Notes) -> JobMemoryEstimate:
     state_bytes = states.weights + states.gradients + states.optimizer
     dynamic = dyn.activations + dyn.logits + dyn.vision
     fixed = FIXED_OVERHEAD_GIB * GIB + (NCCL_OVERHEAD_GIB * GIB if job.world > 1 else 0.0)
@@ -612,10 +614,10 @@ def _assemble(run: TrainingRun, gpu: Gpu, model: ModelSpec, vision: Optional[Mod
 
 
 def _with_overrides(run: TrainingRun, knobs: _Knobs) -> TrainingRun:
-    if not knobs._overrides:
+    if not knobs.overrides:
         return run
     settings = dict(run.settings)
-    for knob, value in knobs._overrides.items():
+    for knob, value in knobs.overrides.items():
         settings[knob] = Setting(value=value, kind=SourceKind.ASSUMED, note="override")
     return replace(run, settings=settings)
 
@@ -624,7 +626,7 @@ def _resolve_with_overrides(run: TrainingRun, knobs: _Knobs) -> Optional[ModelSp
     return resolve_model(_with_overrides(run, knobs))
 
 
-def _unknown_model_estimate(run: TrainingRun, gpu: Gpu, knobs: _Knobs, notes: _Notes) -> JobMemoryEstimate:
+def _unknown_model_estimate(gpu: Gpu, knobs: _Knobs, notes: _Notes) -> JobMemoryEstimate:
     name = knobs.get("model_name_or_path")
     notes.unknown("model", f"model '{name}' not identified: model states and activations not estimated"
                   if name else "model unknown: model states and activations not estimated")
@@ -694,7 +696,8 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
     if knobs.bool("gradient_checkpointing") is not True:
         add("turn on gradient checkpointing", {"gradient_checkpointing": True}, True)
     if (knobs.str("attn_implementation") or "") in ("", "eager") and current.breakdown.get("activations", 0) > 0:
-        add("use FlashAttention-2 / SDPA instead of eager attention", {"attn_implementation": "flash_attention_2"}, True)
+        add("use FlashAttention-2 / SDPA instead of eager attention", {"attn_implementation": "flash_attention_2"},
+            True)
     zero = knobs.int("zero_stage")
     world = knobs.int("world_size") or 1
     if world > 1 and zero != 3:

@@ -25,12 +25,16 @@ class Gpu:
 
 def _normalize(text: str) -> str:
     text = text.strip().lower()
-    text = re.sub(r"^(nvidia|tesla|geforce|amd|instinct)[\s_-]+", "", text)
-    text = re.sub(r"^(tesla|geforce)[\s_-]+", "", text)
+    # Vendor and product-line words come in any combination ("NVIDIA Tesla V100", "AMD Instinct MI300X").
+    text = re.sub(r"^((nvidia|tesla|geforce|amd|instinct)[\s_-]+)+", "", text)
     text = re.sub(r"[\s_]+", "-", text)
     # "40G" and "40GB" mean the same card.
-    text = re.sub(r"(\d+)g\b", r"\1gb", text)
-    return text
+    return re.sub(r"(\d+)g\b", r"\1gb", text)
+
+
+def _extends(longer: str, shorter: str) -> bool:
+    """`a100-sxm4` extends `a100`; `a1000` does not (a different name, not a variant of it)."""
+    return bool(shorter) and (longer == shorter or longer.startswith(shorter + "-"))
 
 
 @lru_cache(maxsize=1)
@@ -65,13 +69,15 @@ def find_gpu(name: str) -> Optional[Gpu]:
         names = {_normalize(gpu.key), _normalize(gpu.name)} | {_normalize(a) for a in gpu.aliases}
         if wanted in names:
             return gpu
-    # A memory size in the name decides between variants ("a100-sxm4-80gb-hbm2e").
+    # A longer name of a known card ("h100-80gb-hbm3", "a100-sxm4-80gb-hbm2e"): the memory size in it
+    # decides between variants, and without one the smallest variant is the cautious choice.
     size = re.search(r"(\d+)gb", wanted)
     family = re.sub(r"-?\d+gb.*$", "", wanted)
     best: Optional[Gpu] = None
     for gpu in catalog.values():
         names = [_normalize(a) for a in gpu.aliases] + [_normalize(gpu.key)]
-        if not any(n and (family.startswith(n) or n.startswith(family)) for n in names if family):
+        # Cutting the size off may leave a prefix of a known name ("a100-sxm4" of "a100-sxm4-80gb").
+        if not any(_extends(family, n) or (size and _extends(n, family)) for n in names):
             continue
         if size and not any(size.group(0) in n for n in names):
             continue

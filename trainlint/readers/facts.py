@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
-from trainlint.core import Diagnostic, Origin, Setting
+from trainlint.core import Diagnostic, Origin, Setting, Value
 
 
 # ---------------------------------------------------------------- shell
@@ -32,6 +32,8 @@ class Launch:
     passthrough: bool = False
     # Wrapped as `srun ... bash -c '...'` or similar: only exported variables reach it.
     wrapper: Optional[str] = None
+    # The wrapper's own options as written (`srun --ntasks=${GPUS} ...`, `mpirun -np 8 ...`).
+    wrapper_args: Tuple[Setting, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,12 @@ class Override:
     name: str
     setting: Setting
     target: str = ""  # the object written to, e.g. "training_args"
+    # Code under `if model_args.grad_checkpoint:` runs only when that argument is on (off, when
+    # negated): the argument's name, and the value the override gives when it runs. `setting`
+    # then holds Unknown (the branch cannot be told without the launcher).
+    when: Optional[str] = None
+    when_negated: bool = False
+    when_value: Value = None
 
 
 @dataclass(frozen=True)

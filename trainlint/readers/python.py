@@ -762,6 +762,11 @@ class _Collector(cst.CSTVisitor):
             self.trainer_call(node)
         elif callee in ("gradient_checkpointing_enable", "gradient_checkpointing_disable") and isinstance(node.func, cst.Attribute):
             self.checkpointing_call(node, callee == "gradient_checkpointing_enable")
+        elif callee == "_set_gradient_checkpointing" and isinstance(node.func, cst.Attribute):
+            # transformers' internal switch (called directly by some model code): on unless told
+            # `value=False` / `enable=False`.
+            switches = [literal_value(arg.value) for name, arg in _keyword_args(node).items() if name in ("value", "enable")]
+            self.checkpointing_call(node, not any(v is False for v in switches))
         elif callee == "prepare_model_for_kbit_training":
             self.kbit_preparation(node)
         elif callee == "get_peft_model":
@@ -907,10 +912,38 @@ class _Collector(cst.CSTVisitor):
         conditions = ctx.conditions(node)
         if any(_test_requires_flag(test, in_body, name) for test, in_body in conditions):
             return  # only runs when the flag is already on: it follows the flag, it does not set it
+        when = self.flag_condition(conditions)
+        applied = value
         if conditions:
             value = Unknown(_condition_reason(ctx, conditions[0]))
         setting = Setting(value, SourceKind.CODE_OVERRIDE, ctx.origin(node), ctx.text(node), note=note)
-        self.overrides.append(Override(name, setting, target))
+        self.overrides.append(self.gated_override(name, setting, target, when, applied))
+
+    def flag_condition(self, conditions: Sequence[Tuple[Optional[CstExpr], bool]]) -> Optional[Tuple[str, bool]]:
+        """(argument name, negated) when the only enclosing branch tests one parsed argument:
+        `if model_args.grad_checkpoint:` (its body) or the `else` of it. The resolution can then
+        tell whether the branch runs from the value the launcher gives that argument."""
+        if len(conditions) != 1:
+            return None
+        test, in_body = conditions[0]
+        negated = not in_body
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+        name = None
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and self.is_args_name(test.value.value):
+            name = test.attr.value
+        elif isinstance(test, cst.Call) and _last_name(test.func) == "getattr" and len(test.args) >= 2 and \
+                isinstance(test.args[0].value, cst.Name) and self.is_args_name(test.args[0].value.value):
+            written = literal_value(test.args[1].value)
+            name = written if isinstance(written, str) else None
+        return (name, negated) if name else None
+
+    @staticmethod
+    def gated_override(name: str, setting: Setting, target: str, when: Optional[Tuple[str, bool]],
+                       applied: Value) -> Override:
+        if when is None or isinstance(applied, Unknown):
+            return Override(name, setting, target)
+        return Override(name, setting, target, when=when[0], when_negated=when[1], when_value=applied)
 
     def peft_call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -950,9 +983,10 @@ class _Collector(cst.CSTVisitor):
             return
         keyword = self.keyword(name, value, SourceKind.CODE_OVERRIDE, note)
         setting = keyword.setting
+        applied = setting.value if keyword.reference is None else Unknown("follows another argument")
         if conditions:
             setting = Setting(Unknown(_condition_reason(ctx, conditions[0])), setting.kind, setting.origin, setting.text, note=note)
-        self.overrides.append(Override(name, setting, owner))
+        self.overrides.append(self.gated_override(name, setting, owner, self.flag_condition(conditions), applied))
 
     # ------------------------------------------------ imports
     def visit_Import(self, node: cst.Import) -> None:

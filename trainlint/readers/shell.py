@@ -179,6 +179,8 @@ class _Ctx:
     function_depth: int = 0
     shell_depth: int = 0
     shell_label: str = ""
+    # The options of that wrapper (`srun --ntasks=8 ...`): they say how many processes it starts.
+    wrapper_args: Tuple[Setting, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ class _Word:
 class _LaunchShape:
     launcher: str
     launcher_args: Tuple[_Word, ...]
-    entry: _Word
+    entry: Optional[_Word]  # None: `llamafactory-cli train --flag ...` names no recipe
     entry_is_module: bool
     script_args: Tuple[_Word, ...]
 
@@ -1437,6 +1439,7 @@ class _ShellReader:
                       state: _State) -> None:
         env = dict(prefix_env)
         wrapper = ctx.wrapper
+        wrapper_args = ctx.wrapper_args
         index = 0
         launchish = False
         while index < len(words):
@@ -1448,10 +1451,12 @@ class _ShellReader:
                 continue
             if name in SEARCHING_WRAPPERS:
                 launchish = True
-                if name in ISOLATING_WRAPPERS and wrapper is None:
-                    wrapper = name
                 found = next((position for position in range(index + 1, len(words))
                               if self._is_launcher_word(words[position])), None)
+                if name in ISOLATING_WRAPPERS and wrapper is None:
+                    wrapper = name
+                    wrapper_args = tuple(w.setting for w in words[index + 1:found if found is not None else len(words)]
+                                         if not self._is_passthrough_marker(w))
                 if found is None:
                     break
                 index = found
@@ -1464,14 +1469,14 @@ class _ShellReader:
         name = _basename(words[index])
         if name in SHELLS:
             self._check_continuation(node, ctx, name or "")
-            self._inner_shell(words, index, env, wrapper or name, ctx, state)
+            self._inner_shell(words, index, env, wrapper or name, replace(ctx, wrapper_args=wrapper_args), state)
             return
         shape = self._launch_shape(words, index)
         if launchish or name in LAUNCHER_NAMES or _is_python(name):
             self._check_continuation(node, ctx, name or "")
         if shape is None:
             return
-        self._record_launch(node, shape, words, env, wrapper, ctx, state)
+        self._record_launch(node, shape, words, env, wrapper, replace(ctx, wrapper_args=wrapper_args), state)
 
     @staticmethod
     def _is_launcher_word(word: _Word) -> bool:
@@ -1500,7 +1505,7 @@ class _ShellReader:
             if binding.exported and binding.hidden is None and not binding.is_unset and binding.setting is not None:
                 full_env[name] = binding.setting
         full_env.update(env)
-        used = (shape.launcher_args, (shape.entry,), shape.script_args)
+        used = (shape.launcher_args, (shape.entry,) if shape.entry is not None else (), shape.script_args)
         for group in used:
             for word in group:
                 for reason in word.unmodelled:
@@ -1512,13 +1517,14 @@ class _ShellReader:
             launcher=shape.launcher,
             origin=self._origin(self._node_span(ctx.doc, node)),
             launcher_args=tuple(w.setting for w in shape.launcher_args if not self._is_passthrough_marker(w)),
-            entry=shape.entry.setting,
+            entry=shape.entry.setting if shape.entry is not None else None,
             entry_is_module=shape.entry_is_module,
             script_args=tuple(w.setting for w in shape.script_args if not self._is_passthrough_marker(w)),
             env=full_env,
             cwd=None if state.cwd_lost else state.cwd,
             passthrough=any(word.passthrough for word in words),
             wrapper=wrapper,
+            wrapper_args=ctx.wrapper_args if wrapper is not None else (),
         )
         self.launches.append(launch)
 
@@ -1541,6 +1547,9 @@ class _ShellReader:
         if name == "llamafactory-cli":
             if len(rest) < 2 or rest[0].known != "train":
                 return None
+            if (rest[1].known or "").startswith("-"):
+                # Every argument on the command line, parsed like HfArgumentParser flags.
+                return _LaunchShape("llamafactory-cli", (), None, False, tuple(rest[1:]))
             return _LaunchShape("llamafactory-cli", (), rest[1], False, tuple(rest[2:]))
         if _is_python(name):
             return self._python_shape(rest)
@@ -1653,7 +1662,7 @@ class _ShellReader:
         doc, sees_everything = built
         inner_state = self._inner_state(state, env, sees_everything, label)
         self._report_syntax_errors(doc)
-        inner_ctx = _Ctx(doc, wrapper, ctx.function_depth, ctx.shell_depth + 1, label)
+        inner_ctx = _Ctx(doc, wrapper, ctx.function_depth, ctx.shell_depth + 1, label, ctx.wrapper_args)
         self._exec(doc.root, inner_ctx, inner_state)
 
     def _inner_doc(self, word: _Word, ctx: _Ctx, state: _State) -> Optional[Tuple[_Doc, bool]]:

@@ -83,3 +83,19 @@ def option_value(words: Sequence[Setting], *names: str) -> Optional[Setting]:
         if flag.name in wanted:
             found = flag.value
     return found
+
+
+def key_value(word: Setting) -> Optional[Tuple[str, Setting]]:
+    """A `key=value` word (an OmegaConf-style override after a recipe): the key, and the value with
+    its own origin when the word is written literally."""
+    text = word.value
+    if not isinstance(text, str) or text.startswith("-") or "=" not in text:
+        return None
+    key, _, raw = text.partition("=")
+    if not key or not key.replace("_", "a").replace(".", "a").isalnum():
+        return None
+    origin = word.origin
+    literal = word.text == text and origin is not None and not word.via
+    if literal:
+        origin = _suborigin(origin, len(key) + 1, text)
+    return key, replace(word, value=raw, origin=origin, text=raw if literal else word.text)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import (
     Diagnostic,
@@ -15,10 +15,11 @@ from trainlint.core import (
     Unknown,
 )
 from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, KNOBS, coerce, knob_for
+from trainlint.resolution.sharding import derive_fsdp
 from trainlint.readers.facts import ConfigFile, Keyword, Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
-from trainlint.resolution.flags import last_by_name, option_value, parse_flags
+from trainlint.resolution.flags import key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.workspace import Workspace, transformers_pin
 from trainlint.resolution.world import world_size
 
@@ -37,6 +38,7 @@ PRECEDENCE = {
     SourceKind.ASSUMED: 0,
 }
 
+KNOB_TYPES = {spec.name: spec.type for spec in KNOBS}
 _TRAINING_FLAG_KNOBS = {"per_device_train_batch_size", "gradient_accumulation_steps", "deepspeed",
                         "gradient_checkpointing", "max_seq_length", "global_batch_size"}
 
@@ -90,8 +92,22 @@ def _config_values(config: ConfigFile, namespace: str, candidates: _Candidates) 
         name = knob_for(key, namespace)
         if name is not None:
             candidates.add(name, setting)
-        if namespace == ARGS:
-            continue
+    for key, items in _scalar_lists(config).items():
+        name = knob_for(key, namespace)
+        if name is not None and KNOB_TYPES.get(name) is str and key not in config.values:
+            # `fsdp: [full_shard, auto_wrap]` means what the string `full_shard auto_wrap` means.
+            joined = " ".join(str(item.value) for item in items)
+            candidates.add(name, replace(items[0], value=joined, via=tuple(items[1:]), note=key))
+
+
+def _scalar_lists(config: ConfigFile) -> Dict[str, List[Setting]]:
+    """YAML lists of plain values, read back from their flattened `key.0`, `key.1` entries."""
+    lists: Dict[str, List[Setting]] = {}
+    for key, setting in config.values.items():
+        head, _, index = key.rpartition(".")
+        if head and index.isdigit() and isinstance(setting.value, (str, int, float)):
+            lists.setdefault(head, []).append(setting)
+    return lists
 
 
 def _apply_deepspeed(path: Optional[Path], shown: str, origin_setting: Setting, workspace: Workspace,
@@ -167,11 +183,17 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         build.entry_exists = False
 
     is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in _bool_names())
-    parsed, _positionals = parse_flags(launch.script_args, is_bool)
+    parsed, positionals = parse_flags(launch.script_args, is_bool)
     flags = last_by_name(parsed)
     build.flags = tuple((flag.name, flag.flag) for flag in parsed)
     if launch.launcher == "llamafactory-cli" or (entry_path is not None and entry_path.suffix in (".yaml", ".yml")):
-        return _recipe_run(build, entry_path, flags)
+        return _recipe_run(build, entry_path, flags, positionals, dirs)
+    recipe = _recipe_argument(build, positionals, dirs) if entry_path is not None else None
+    if recipe is not None:
+        # `accelerate launch src/train.py recipe.yaml`: the script hands the file to its parser.
+        if build.facts is not None:
+            _code_settings(build, {})
+        return _recipe_run(build, recipe, flags, positionals[1:], dirs)
     if not _looks_like_training(flags, build.facts):
         return None
     if build.entry_exists is False:
@@ -267,8 +289,15 @@ def _code_settings(build: _Build, flags) -> None:
             build.candidates.add(target, item.default)
     for override in facts.overrides:
         target = knob_for(override.name)
-        if target is not None:
-            build.candidates.add(target, replace(override.setting, kind=SourceKind.CODE_OVERRIDE))
+        if target is None:
+            continue
+        setting = replace(override.setting, kind=SourceKind.CODE_OVERRIDE)
+        if override.when is not None:
+            gated = _gated_override(build, flags, argparse_values, override, setting)
+            if gated is None:
+                continue  # the branch does not run: the override never happens
+            setting = gated
+        build.candidates.add(target, setting)
     for callee, keyword in facts.other_keywords:
         target = knob_for(keyword.name)
         if target in ("attn_implementation", "load_in_4bit", "load_in_8bit", "lora_r") or (
@@ -279,6 +308,31 @@ def _code_settings(build: _Build, flags) -> None:
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
             build.candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                                  keyword.setting.origin, note="get_peft_model"))
+
+
+def _argument_value(build: _Build, flags, argparse_values: Dict[str, Setting], name: str) -> Optional[Setting]:
+    """The value the entry script's parsed argument `name` gets: a launcher flag, else its default."""
+    flag = flags.get(name) or flags.get(name.replace("_", "-"))
+    if flag is not None:
+        return replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{flag.name}")
+    if name in argparse_values:
+        return argparse_values[name]
+    item = build.facts.fields.get(name) if build.facts else None
+    return item.default if item is not None else None
+
+
+def _gated_override(build: _Build, flags, argparse_values: Dict[str, Setting], override,
+                    setting: Setting) -> Optional[Setting]:
+    """An override under `if args.flag:`: it applies when the flag is on (off when negated), never
+    when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
+    gate = _argument_value(build, flags, argparse_values, override.when)
+    truth = coerce("bf16", gate.value).value if gate is not None else None
+    if not isinstance(truth, bool):
+        return setting
+    if truth == override.when_negated:
+        return None
+    return replace(setting, value=override.when_value, via=(gate,),
+                   note=f"{setting.note} (runs because {override.when} is {gate.text or gate.value})")
 
 
 def _deepspeed_config(build: _Build, flags, dirs: Sequence[Path]) -> None:
@@ -303,7 +357,9 @@ def _deepspeed_config(build: _Build, flags, dirs: Sequence[Path]) -> None:
 
 def _world(build: _Build, flags, dirs: Sequence[Path]) -> None:
     launch = build.launch
-    size = world_size(launch)
+    sbatch = build.workspace.shell(build.script_path).sbatch if build.script_path.suffix.lower() in (
+        ".sh", ".bash", ".slurm", ".sbatch", "") else {}
+    size = world_size(launch, sbatch)
     if launch.launcher == "accelerate":
         config_setting = option_value(launch.launcher_args, "config_file")
         if config_setting is not None and isinstance(config_setting.value, str):
@@ -334,54 +390,129 @@ def _environment(build: _Build) -> None:
         build.candidates.add("alloc_conf", replace(alloc, kind=SourceKind.ENVIRONMENT))
 
 
-def _recipe_run(build: _Build, recipe: Optional[Path], flags) -> Optional[TrainingRun]:
-    """`llamafactory-cli train recipe.yaml key=value`: the YAML holds the arguments."""
+_RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
+_DEEPSPEED_MARKERS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
+
+
+def _recipe_argument(build: _Build, positionals: Sequence, dirs: Sequence[Path]) -> Optional[Path]:
+    """The YAML/JSON arguments file an entry script is given as its first positional argument
+    (`train.py recipe.yaml`, read by HfArgumentParser.parse_yaml_file or LLaMA-Factory), if any."""
+    if not positionals or not isinstance(positionals[0].value, str):
+        return None
+    written = positionals[0].value
+    if Path(written).suffix.lower() not in (".yaml", ".yml", ".json"):
+        return None
+    path = build.workspace.find(written, dirs)
+    if path is None:
+        return None
+    keys = build.workspace.config(path).values
+    roots = {key.split(".", 1)[0] for key in keys}
+    if roots & set(_DEEPSPEED_MARKERS) or not roots & set(_RECIPE_MARKERS):
+        return None
+    return path
+
+
+def _recipe_overrides(flags, positionals: Sequence) -> List[Tuple[str, Setting]]:
+    """Arguments given next to (or instead of) a recipe: `--cutoff_len 1024` and `cutoff_len=1024`."""
+    found: List[Tuple[str, Setting]] = []
+    for word in positionals:
+        pair = key_value(word)
+        if pair is not None:
+            found.append((pair[0], replace(pair[1], kind=SourceKind.LAUNCHER_FLAG, note=pair[0])))
+    for name, flag in flags.items():
+        found.append((name, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")))
+    return found
+
+
+def _recipe_run(build: _Build, recipe: Optional[Path], flags, positionals: Sequence = (),
+                dirs: Sequence[Path] = ()) -> Optional[TrainingRun]:
+    """`llamafactory-cli train recipe.yaml key=value`, `llamafactory-cli train --flag v ...`,
+    `torchrun train.py recipe.yaml`: the recipe and the arguments next to it hold the settings."""
     shown_script = display_path(build.script_path)
-    if recipe is None:
-        if build.launch.entry is not None:
-            build.candidates.diagnostics.append(Diagnostic(
-                "missing-file", f"the recipe `{build.launch.entry.value}` does not exist", shown_script,
-                build.launch.entry.origin))
+    if recipe is None and build.launch.entry is not None:
+        build.candidates.diagnostics.append(Diagnostic(
+            "missing-file", f"the recipe `{build.launch.entry.value}` does not exist", shown_script,
+            build.launch.entry.origin))
         return _finish(build, shown_script)
-    add_recipe(build, recipe)
+    _world(build, flags, dirs)
+    add_recipe(build, recipe, _recipe_overrides(flags, positionals))
     return _finish(build, shown_script)
 
 
-def add_recipe(build: _Build, recipe: Path) -> None:
-    config = build.workspace.config(recipe)
-    build.files.append(config.path)
-    build.configs.append(config.path)
-    build.candidates.diagnostics.extend(config.diagnostics)
-    namespace = AXOLOTL if "micro_batch_size" in config.values or "base_model" in config.values else ARGS
-    _config_values(config, namespace, build.candidates)
-    dirs = build.workspace.search_dirs(recipe, None)
+def add_recipe(build: _Build, recipe: Optional[Path], overrides: Sequence[Tuple[str, Setting]] = ()) -> None:
+    values: Dict[str, Setting] = {}
+    namespace = ARGS
+    if recipe is not None:
+        config = build.workspace.config(recipe)
+        build.files.append(config.path)
+        build.configs.append(config.path)
+        build.candidates.diagnostics.extend(config.diagnostics)
+        namespace = AXOLOTL if "micro_batch_size" in config.values or "base_model" in config.values else ARGS
+        _config_values(config, namespace, build.candidates)
+        values.update(config.values)
+        dirs = build.workspace.search_dirs(recipe, None)
+    else:
+        dirs = build.workspace.search_dirs(build.script_path, build.launch.cwd)
+    for key, setting in overrides:
+        values[key] = setting
+        name = knob_for(key, namespace)
+        if name is not None:
+            build.candidates.add(name, setting)
     _deepspeed_config(build, {}, dirs)
     if "world_size" not in build.candidates.by_knob:
         build.candidates.add("world_size", Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     _framework_defaults(build.candidates)
     if namespace == ARGS:
-        _llamafactory_defaults(config, build.candidates)
+        _llamafactory_defaults(values, build.candidates)
     else:
-        _axolotl_defaults(config, build.candidates)
+        _axolotl_defaults(values, build.candidates)
 
 
-def _llamafactory_defaults(config: ConfigFile, candidates: _Candidates) -> None:
+def _llamafactory_defaults(values: Mapping[str, Setting], candidates: _Candidates) -> None:
     """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`."""
-    disabled = config.values.get("disable_gradient_checkpointing")
-    if disabled is not None and disabled.value is True:
+    disabled = values.get("disable_gradient_checkpointing")
+    if disabled is not None and coerce("gradient_checkpointing", disabled.value).value is True:
         candidates.add("gradient_checkpointing", replace(disabled, value=False, note="disable_gradient_checkpointing"))
     else:
         candidates.add("gradient_checkpointing", Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
                                                          note="LLaMA-Factory default"))
 
 
-def _axolotl_defaults(config: ConfigFile, candidates: _Candidates) -> None:
-    """axolotl evaluates whenever a validation split is set: every `eval_steps`, else per epoch."""
-    split = config.values.get("val_set_size")
+def _axolotl_defaults(values: Mapping[str, Setting], candidates: _Candidates) -> None:
+    """axolotl evaluates whenever a validation split is set: every `eval_steps`, else per epoch.
+    Unset, its eval batch is the micro-batch and it trains one epoch."""
+    micro = values.get("micro_batch_size")
+    if micro is not None and "eval_batch_size" not in values:
+        candidates.add("per_device_eval_batch_size", Setting(micro.value, SourceKind.DERIVED, None, via=(micro,),
+                                                             note="axolotl: eval_batch_size = micro_batch_size"))
+    if "num_epochs" not in values:
+        candidates.add("num_train_epochs", Setting(1, SourceKind.FRAMEWORK_DEFAULT, None, note="axolotl default"))
+    split = values.get("val_set_size")
     if split is None or not isinstance(split.value, (int, float)) or split.value <= 0:
         return
-    strategy = "steps" if "eval_steps" in config.values or "evals_per_epoch" in config.values else "epoch"
+    strategy = "steps" if "eval_steps" in values or "evals_per_epoch" in values else "epoch"
     candidates.add("eval_strategy", replace(split, value=strategy, via=(split,), note=f"val_set_size {split.value}"))
+    per_epoch = values.get("evals_per_epoch")
+    if per_epoch is not None and "eval_steps" not in values:
+        candidates.add("eval_steps", _axolotl_eval_ratio(per_epoch, values.get("num_epochs")))
+
+
+def _axolotl_eval_ratio(per_epoch: Setting, epochs: Optional[Setting]) -> Setting:
+    """axolotl turns `evals_per_epoch` into `eval_steps = 1 / (evals_per_epoch × num_epochs)`, a
+    fraction of the run's steps (num_epochs defaults to 1)."""
+    count = coerce("max_steps", per_epoch.value).value
+    epoch_count = coerce("num_train_epochs", epochs.value).value if epochs is not None else 1
+    via = tuple(s for s in (per_epoch, epochs) if s is not None)
+    if not isinstance(count, int) or isinstance(epoch_count, (Unknown, str)) or epoch_count is None \
+            or count <= 0 or epoch_count <= 0:
+        return Setting(Unknown("axolotl computes eval_steps from evals_per_epoch and num_epochs"),
+                       SourceKind.DERIVED, None, via=via, note="evals_per_epoch")
+    ratio = 1.0 / (count * epoch_count)
+    if ratio >= 1:
+        return Setting(Unknown(f"evals_per_epoch {count} over {epoch_count} epochs gives no step interval"),
+                       SourceKind.DERIVED, None, via=via, note="evals_per_epoch")
+    return Setting(ratio, SourceKind.DERIVED, None, via=via,
+                   note=f"1 / (evals_per_epoch {count} × num_epochs {epoch_count})")
 
 
 def recipe_run(recipe: Path, workspace: Workspace) -> TrainingRun:
@@ -437,17 +568,51 @@ def _derive_lora(candidates: _Candidates) -> None:
 
 def _derive_precision(candidates: _Candidates) -> None:
     """accelerate's `mixed_precision: bf16` reaches the HF trainer through the environment when the
-    trainer's own bf16/fp16 flags are left at their defaults."""
+    trainer's own bf16/fp16 flags are left at their defaults. LLaMA-Factory's `pure_bf16` casts the
+    whole model to bf16: half precision with no fp32 copy."""
     chosen = candidates.winner("mixed_precision")
-    if chosen is None or chosen.value not in ("bf16", "fp16"):
+    if chosen is not None and chosen.value in ("bf16", "fp16"):
+        candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
+                                             note=f"mixed_precision {chosen.value}"))
+    pure = candidates.winner("pure_bf16")
+    if pure is not None and pure.value is True:
+        # Derived (no origin of its own): a fix of bf16 must not rewrite the `pure_bf16` key.
+        candidates.add("bf16", Setting(True, SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
+        if candidates.winner("torch_dtype") is None:
+            candidates.add("torch_dtype", Setting("bfloat16", SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
+
+
+# `flash_attn`/`flash_attention` as written -> the attn_implementation it selects.
+_FLASH_WORDS = {"true": "flash_attention_2", "1": "flash_attention_2", "yes": "flash_attention_2",
+                "fa2": "flash_attention_2", "fa3": "flash_attention_3", "flash_attention_2": "flash_attention_2",
+                "flash_attention_3": "flash_attention_3", "sdpa": "sdpa", "disabled": "eager", "eager": "eager"}
+
+
+def _derive_attention(candidates: _Candidates) -> None:
+    """A flash-attention switch or LLaMA-Factory's `flash_attn: fa2` picks the attention kernel,
+    unless attn_implementation is written itself."""
+    if candidates.winner("attn_implementation") is not None:
         return
-    candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
-                                         note=f"mixed_precision {chosen.value}"))
+    chosen = candidates.winner("flash_attention")
+    if chosen is None or not isinstance(chosen.value, str):
+        return
+    implementation = _FLASH_WORDS.get(chosen.value.strip().lower())
+    if implementation is not None:
+        candidates.add("attn_implementation", Setting(implementation, SourceKind.DERIVED, None, via=(chosen,),
+                                                      note=f"flash_attn {chosen.value}"))
+
+
+def _unset_by_default(setting: Optional[Setting]) -> bool:
+    return setting is not None and setting.kind in (SourceKind.DATACLASS_DEFAULT, SourceKind.ARGPARSE_DEFAULT) \
+        and setting.value in (None, "", 0, 0.0, "None", "none")
 
 
 def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:
     _derive_lora(build.candidates)
     _derive_precision(build.candidates)
+    _derive_attention(build.candidates)
+    launcher_args = build.launch.launcher_args if build.launch.launcher == "accelerate" else ()
+    derive_fsdp(build.candidates.winner, build.candidates.add, launcher_args)
     settings, pins = build.candidates.resolve()
     facts = build.facts
     eval_dataset, eval_where = (None, None)
@@ -458,6 +623,10 @@ def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> T
             None, "", 0, 0.0, "None", "none"):
         eval_dataset = True if eval_dataset is not False or not facts else eval_dataset
         eval_where = eval_data
+    elif eval_dataset is None and _unset_by_default(eval_data):
+        # The script's own eval-data argument is left at its empty default: whatever the trainer is
+        # handed through `**data_module`, it is built from nothing.
+        eval_dataset, eval_where = False, eval_data
     compute_metrics = None
     if facts is not None and facts.trainer_calls:
         compute_metrics = any(c.compute_metrics is not None and c.compute_metrics.value is not None

@@ -1,7 +1,8 @@
 """How many training processes a launch starts, from the launcher's own options and environment."""
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from dataclasses import replace
+from typing import Dict, Mapping, Optional, Sequence
 
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import coerce
@@ -97,8 +98,85 @@ def _accelerate(args: Sequence[Setting]) -> Optional[Setting]:
     return _derived(count, "--num_processes", processes, machines)
 
 
-def world_size(launch: Launch) -> Optional[Setting]:
-    """The total process count, Unknown with a reason, or None when a config file decides (accelerate)."""
+# Options of a process-starting wrapper that take a value, by their long name; short spellings map to them.
+_SRUN_SHORT = {"-n": "ntasks", "-N": "nodes"}
+_MPIRUN_SHORT = {"-n": "np", "-np": "np", "-c": "np"}
+
+
+def _wrapper_options(words: Sequence[Setting], short: Mapping[str, str]) -> Dict[str, Setting]:
+    """`--ntasks=8`, `--ntasks 8`, `-n8`, `-n 8` -> {"ntasks": <8>}: the last one wins, as in the tools."""
+    found: Dict[str, Setting] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        text = word.value if isinstance(word.value, str) else ""
+        following = words[index + 1] if index + 1 < len(words) else None
+        index += 1
+        if text in short:
+            if following is not None:
+                found[short[text]] = following
+                index += 1
+            continue
+        if text.startswith("--"):
+            name, equals, raw = text[2:].partition("=")
+            if equals:
+                found[name] = replace(word, value=raw)
+            elif following is not None and isinstance(following.value, str) and not following.value.startswith("-"):
+                found[name] = following
+                index += 1
+            continue
+        for prefix, name in short.items():
+            if len(prefix) == 2 and text.startswith(prefix) and len(text) > 2 and text[2:].lstrip("=").isdigit():
+                found[name] = replace(word, value=text[2:].lstrip("="))
+    return found
+
+
+def _srun(args: Sequence[Setting], sbatch: Mapping[str, Setting]) -> Setting:
+    """srun starts `--ntasks` processes, else `--ntasks-per-node` on each of `--nodes`; what it is not
+    told it takes from the allocation (`#SBATCH` lines of the same script)."""
+    options = _wrapper_options(args, _SRUN_SHORT)
+    for source, label in ((options, "srun"), (sbatch, "#SBATCH")):
+        tasks = source.get("ntasks")
+        if tasks is not None:
+            count = _as_int(tasks)
+            if count is None:
+                return _unknown(f"{label} --ntasks `{tasks.text or tasks.value}` cannot be resolved statically", tasks)
+            return _derived(count, f"{label} --ntasks", tasks)
+        per_node = source.get("ntasks-per-node")
+        if per_node is not None:
+            nodes = options.get("nodes") or sbatch.get("nodes")
+            return _multiply(per_node, nodes, f"{label} --ntasks-per-node")
+    return _unknown("`srun` without --ntasks starts as many tasks as the allocation has")
+
+
+def _mpirun(args: Sequence[Setting]) -> Setting:
+    count = _wrapper_options(args, _MPIRUN_SHORT).get("np")
+    if count is None:
+        return _unknown("`mpirun` without -np starts one process per slot of the hosts")
+    return _multiply(count, None, "mpirun -np")
+
+
+def _llamafactory(env: Mapping[str, Setting]) -> Setting:
+    """`llamafactory-cli train` starts torchrun itself: NPROC_PER_NODE × NNODES processes, or one per
+    visible GPU."""
+    nodes = env.get("NNODES")
+    per_node = env.get("NPROC_PER_NODE")
+    if per_node is not None:
+        return _multiply(per_node, nodes, "NPROC_PER_NODE")
+    visible = _visible_devices(env)
+    if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
+        return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
+                         "CUDA_VISIBLE_DEVICES")
+    return _unknown("`llamafactory-cli train` runs on every visible GPU")
+
+
+def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None) -> Optional[Setting]:
+    """The total process count, Unknown with a reason, or None when a config file decides (accelerate).
+    `sbatch` holds the `#SBATCH` options of the launching script (an `srun` inherits them)."""
+    if launch.launcher == "python" and launch.wrapper == "srun":
+        return _srun(launch.wrapper_args, sbatch or {})
+    if launch.launcher == "python" and launch.wrapper in ("mpirun", "mpiexec"):
+        return _mpirun(launch.wrapper_args)
     if launch.launcher == "deepspeed":
         return _deepspeed(launch.launcher_args, launch.env)
     if launch.launcher in ("torchrun", "torch.distributed.run", "torch.distributed.launch"):
@@ -107,4 +185,6 @@ def world_size(launch: Launch) -> Optional[Setting]:
         return _accelerate(launch.launcher_args)
     if launch.launcher == "python":
         return _derived(1, "a plain `python` launch is one process")
+    if launch.launcher == "llamafactory-cli":
+        return _llamafactory(launch.env)
     return None
