@@ -241,7 +241,8 @@ def test_a_changed_config_in_a_pull_request_annotates_its_launchers(runner, work
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull}
     config = workspace / "scripts" / "zero3.json"
     pinned = config.read_text()
-    config.write_text(pinned.replace('"train_micro_batch_size_per_gpu": 16', '"train_micro_batch_size_per_gpu": "auto"'))
+    config.write_text(pinned.replace('"train_micro_batch_size_per_gpu": 16',
+                                     '"train_micro_batch_size_per_gpu": "auto"'))
     for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"],
                     ["checkout", "-q", "-b", "pr"]):
         subprocess.run(["git", *command], cwd=workspace, env=env, check=True, capture_output=True)

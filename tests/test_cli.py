@@ -92,3 +92,40 @@ def test_output_file_in_a_new_folder_is_created(tmp_path, cli):
     write_tree(tmp_path, RISKY)
     code, _, _ = cli.run(tmp_path, "check", ".", "--output-format", "sarif", "--output-file", "out/reports/t.sarif")
     assert code == 1 and (tmp_path / "out" / "reports" / "t.sarif").is_file()
+
+
+def test_bad_target_options_are_usage_errors_that_say_what_is_wrong(tmp_path, cli):
+    for options, said in ((("--gpu", "a1000"), "unknown GPU `a1000`"), (("--gpu-memory", "inf"), "cannot read GPU"),
+                          (("--gpu-memory", "abc"), "cannot read GPU"), (("--num-gpus", "0"), "at least 1"),
+                          (("--select", "TL1O1"), "`TL1O1` is not a rule code"),
+                          (("--ignore", "E501"), "`E501` is not a rule code")):
+        code, out, err = cli.run(tmp_path, "check", ".", *options)
+        assert (code, out) == (2, "") and said in err, (options, err)
+
+
+def test_estimate_of_a_folder_without_jobs_says_so(tmp_path, cli):
+    code, out, _ = cli.run(tmp_path, "estimate")
+    assert code == 0 and "No training jobs found." in out
+
+
+def test_gpu_list_names_the_key_to_pass_and_the_name_messages_use(tmp_path, cli):
+    code, out, _ = cli.run(tmp_path, "gpus")
+    assert code == 0
+    [a100] = [line.split() for line in out.splitlines() if line.startswith("a100-40gb ")]
+    assert a100[:3] == ["a100-40gb", "39.4", "yes"] and " ".join(a100[3:]) == "NVIDIA A100 40GB"
+
+
+def test_fix_exits_by_the_configured_failing_severity(tmp_path, cli):
+    # Evaluating every 50 steps is a warning whose fix is unsafe: plain `fix` leaves it in place.
+    write_tree(tmp_path, job("--eval_strategy steps\n--eval_steps 50", eval_dataset="eval_set"))
+    assert cli.run(tmp_path, "fix", ".")[0] == 1
+    (tmp_path / "trainlint.toml").write_text('fail-on = "error"\n')
+    assert cli.run(tmp_path, "fix", ".")[0] == 0
+
+
+def test_estimate_shows_a_model_known_only_by_the_size_in_its_name(tmp_path, cli):
+    write_tree(tmp_path, job("--model_name_or_path ./checkpoints/acme-chat-13b\n--bf16 True\n"
+                             "--per_device_train_batch_size 1\n--model_max_length 2048"))
+    code, out, _ = cli.run(tmp_path, "estimate", "--gpu", "a100-80gb")
+    assert code == 0 and "not recognised" not in out
+    assert "GiB per GPU" in out and "size 13B read from the name" in out

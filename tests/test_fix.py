@@ -152,7 +152,8 @@ def test_a_variable_shared_by_two_flags_is_replaced_at_the_flag(tmp_path, cli):
     fix(cli, tmp_path, ".", "--select", "TL103")
     text = (tmp_path / "finetune.sh").read_text()
     # The quotes of the word survive; BS=16 still feeds the other flag.
-    assert text == files["finetune.sh"].replace('--per_device_eval_batch_size "$BS"', '--per_device_eval_batch_size "4"')
+    assert text == files["finetune.sh"].replace('--per_device_eval_batch_size "$BS"',
+                                                '--per_device_eval_batch_size "4"')
     second_fix_is_a_no_op(cli, tmp_path, ".", "--select", "TL103")
 
 

@@ -69,7 +69,8 @@ def launchers(draw):
     launcher = f"torchrun --nproc_per_node {world}" if world else "torchrun --nproc_per_node gpu"
     joiner = f" \\{newline}    " if continued else " "
     script = newline.join(["#!/bin/bash", *assignments, f"{launcher} train.py{joiner}" + joiner.join(flags)])
-    files = {"finetune.sh": (script + newline).encode(), "train.py": TRAIN_PY.replace("{eval_dataset}", "None").encode()}
+    files = {"finetune.sh": (script + newline).encode(),
+             "train.py": TRAIN_PY.replace("{eval_dataset}", "None").encode()}
     if deepspeed != "none":
         pinned = deepspeed == "pinned"
         config = {"train_micro_batch_size_per_gpu": batch if pinned else "auto",

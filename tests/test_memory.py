@@ -104,6 +104,17 @@ def test_resolve_model_reads_local_config_relative_to_launcher(tmp_path):
     assert (spec.hidden, spec.layers, spec.kv_heads, spec.resolved_by) == (2048, 16, 4, "config.json")
 
 
+def test_a_local_config_json_with_odd_values_falls_back_to_the_name(tmp_path):
+    model_dir = tmp_path / "ckpt" / "vicuna-7b-v1.5"
+    model_dir.mkdir(parents=True)
+    (model_dir / "config.json").write_text(json.dumps({
+        "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": "eight",
+        "intermediate_size": [11008], "vocab_size": True,
+    }))
+    spec = resolve_model(make_run(path=str(tmp_path / "train.sh"), model_name_or_path="ckpt/vicuna-7b-v1.5"))
+    assert spec.resolved_by == "catalog" and spec.hidden == 4096
+
+
 def test_size_in_name_is_the_last_resort():
     spec = resolve_model(make_run(model_name_or_path="/data/ckpts/acme-chat-13b"))
     assert spec.resolved_by == "name size" and spec.params_b == 13

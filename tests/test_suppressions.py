@@ -60,6 +60,13 @@ def test_a_directive_for_another_code_leaves_the_finding_and_is_unused(tmp_path,
                                        "end_column": 1, "content": ""}]
 
 
+def test_a_bare_ignore_over_a_clean_command_is_unused(tmp_path, cli):
+    files = job("--per_device_train_batch_size 4\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True")
+    files["finetune.sh"] = files["finetune.sh"].replace("#!/bin/bash\n", "#!/bin/bash\n# trainlint: ignore\n")
+    [unused] = _findings(cli, tmp_path, files)
+    assert unused["code"] == "TL901" and unused["message"] == "unused suppression: no finding on lines 3–6"
+
+
 def test_a_blank_line_ends_what_a_directive_covers(tmp_path, cli):
     findings = _findings(cli, tmp_path, _launcher(before="# trainlint: ignore[TL103]\n\n"))
     assert sorted(f["code"] for f in findings) == ["TL103", "TL901"]

@@ -15,7 +15,7 @@ import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Set
+from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from trainlint.core import Finding, TrainingRun
 from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, Scan, discover
@@ -29,7 +29,8 @@ class ChangedFilesError(Exception):
     """The changed files cannot be determined (exit code 2)."""
 
 
-def real(path) -> str:
+def real(path: Union[str, Path]) -> str:
+    """One spelling per file: absolute, symbolic links resolved, case folded where the OS folds it."""
     return os.path.normcase(os.path.realpath(os.path.abspath(str(path))))
 
 
@@ -123,12 +124,13 @@ def _closure(run: TrainingRun) -> List[str]:
 
 
 def keep_finding(finding: Finding, runs: Set[str], changed_keys: Set[str]) -> bool:
+    """A finding of an impacted job, or one located in a changed file."""
     if finding.run_id is not None and finding.run_id in runs:
         return True
     return real(finding.path) in changed_keys
 
 
-def restrict(found: Scan, findings: Sequence[Finding], changed: Iterable[Path]):
+def restrict(found: Scan, findings: Sequence[Finding], changed: Iterable[Path]) -> Tuple[List[Finding], Scan]:
     """(findings, scan) limited to the runs a change touches and the problems in changed files."""
     changed = list(changed)
     runs = impacted_runs(found, changed)

@@ -4,10 +4,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from argparse import Namespace
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from trainlint.core import Report, Severity
+from trainlint.config import ConfigError, Settings, fails, resolve_settings
+from trainlint.core import Finding, Report
 from trainlint.linter import LintResult, Selection, Target, UsageError, lint, make_target
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -17,47 +19,41 @@ def _color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def _paths(args) -> List[Path]:
+def _paths(args: Namespace) -> List[Path]:
     return list(args.paths) or [Path(".")]
 
 
-def effective_settings(args):
-    """The config file merged with the command line (config.Settings); the command line wins."""
-    from trainlint.config import ConfigError, resolve_settings
-
+def effective_settings(args: Namespace) -> Settings:
+    """The config file merged with the command line; the command line wins."""
     try:
         return resolve_settings(args)
     except ConfigError as error:
         raise UsageError(str(error)) from None
 
 
-def _target(args, settings=None) -> Target:
-    settings = settings or effective_settings(args)
+def _target(settings: Settings) -> Target:
     if settings.num_gpus is not None and settings.num_gpus < 1:
         raise UsageError("--num-gpus must be at least 1")
     return make_target(settings.gpu, settings.gpu_memory, settings.num_gpus)
 
 
-def selection_of(settings) -> Selection:
+def selection_of(settings: Settings) -> Selection:
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
-def lint_with_settings(args, settings, paths: Optional[Sequence[Path]] = None, preserve: bool = False) -> LintResult:
+def lint_with_settings(args: Namespace, settings: Settings, paths: Optional[Sequence[Path]] = None,
+                       preserve: bool = False) -> LintResult:
     """One lint call with everything the config and the command line say (target, selection,
     per-file ignores, excludes). `paths` overrides the command line's paths."""
-    return lint(list(paths) if paths is not None else _paths(args), _target(args, settings), selection_of(settings),
+    return lint(list(paths) if paths is not None else _paths(args), _target(settings), selection_of(settings),
                 tuple(settings.exclude), preserve_effective_batch=preserve)
-
-
-def _lint(args, preserve: bool = False) -> LintResult:
-    return lint_with_settings(args, effective_settings(args), preserve=preserve)
 
 
 def _report(result: LintResult) -> Report:
     return Report(tuple(result.findings), tuple(result.scan.runs), dict(result.estimates))
 
 
-def _write(text: str, output_file) -> None:
+def _write(text: str, output_file: Optional[Path]) -> None:
     if output_file is None:
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
         return
@@ -71,8 +67,7 @@ def _write(text: str, output_file) -> None:
         raise UsageError(f"cannot write {output_file}: {error.strerror or error}") from error
 
 
-def run_check(args) -> int:
-    from trainlint.config import fails
+def run_check(args: Namespace) -> int:
     from trainlint.report import render
 
     settings = effective_settings(args)
@@ -83,7 +78,7 @@ def run_check(args) -> int:
         result.findings = _new_findings(args.baseline, result)
     from trainlint.fixers.engine import with_planned_edits
 
-    result.findings = with_planned_edits(result, unsafe=True)
+    result.findings = with_planned_edits(result)
     report = _report(result)
     color = _color() and args.output_file is None
     _write(render(report, args.output_format, root=".", color=color), args.output_file)
@@ -92,7 +87,7 @@ def run_check(args) -> int:
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_OK
 
 
-def changed_paths(args, settings) -> Optional[List[Path]]:
+def changed_paths(args: Namespace) -> Optional[List[Path]]:
     """The changed files of `--diff-base REF` or `--changed PATHS...`, or None outside that mode."""
     from trainlint.changed import ChangedFilesError, git_changed_files
 
@@ -109,13 +104,13 @@ def changed_paths(args, settings) -> Optional[List[Path]]:
         raise UsageError(str(error)) from None
 
 
-def _check_result(args, settings) -> LintResult:
+def _check_result(args: Namespace, settings: Settings) -> LintResult:
     """The lint result of `check`: the whole tree, or in changed-files mode the repository scan
     narrowed to the jobs that read a changed file."""
     from trainlint.changed import repository_of, restrict, scan_paths
     from trainlint.resolution import Scan
 
-    changed = changed_paths(args, settings)
+    changed = changed_paths(args)
     preserve = getattr(args, "preserve_effective_batch", False)
     if changed is None:
         return lint_with_settings(args, settings, preserve=preserve)
@@ -140,7 +135,7 @@ def _write_baseline(path: Path, result: LintResult) -> int:
     return EXIT_OK
 
 
-def _new_findings(path: Path, result: LintResult):
+def _new_findings(path: Path, result: LintResult) -> List[Finding]:
     from trainlint.baseline import BaselineError, load_baseline
 
     try:
@@ -151,7 +146,7 @@ def _new_findings(path: Path, result: LintResult):
     return new
 
 
-def _write_summary(args, report: Report) -> None:
+def _write_summary(args: Namespace, report: Report) -> None:
     """The Markdown job summary: to --summary-file, or appended to $GITHUB_STEP_SUMMARY when the
     annotations go to GitHub (each step has its own summary file; other writers may share it)."""
     from trainlint.report import render_summary
@@ -174,20 +169,20 @@ def _write_summary(args, report: Report) -> None:
         write_atomically(Path(target), text.encode("utf-8"))
 
 
-def run_config(args) -> int:
+def run_config(args: Namespace) -> int:
     from trainlint.config import render_settings
 
     settings = effective_settings(args)
-    _target(args, settings)  # an unknown GPU in the config is a usage error here too
+    _target(settings)  # an unknown GPU in the config is a usage error here too
     _write(render_settings(settings), None)
     return EXIT_OK
 
 
-def run_show(args) -> int:
+def run_show(args: Namespace) -> int:
     from trainlint.report.json_output import report_document
     from trainlint.report.views import render_show
 
-    result = _lint(args)
+    result = lint_with_settings(args, effective_settings(args))
     if args.output_format == "json":
         document = report_document(Report((), tuple(result.scan.runs), dict(result.estimates)))
         _write(json.dumps({"version": document["version"], "runs": document["runs"]}, indent=2), None)
@@ -198,28 +193,32 @@ def run_show(args) -> int:
     return EXIT_OK
 
 
-def run_estimate(args) -> int:
+def run_estimate(args: Namespace) -> int:
     from trainlint.memory import suggestions
     from trainlint.report.json_output import report_document
     from trainlint.report.views import render_estimates
 
-    result = _lint(args)
+    settings = effective_settings(args)
+    target = _target(settings)
+    result = lint_with_settings(args, settings)
     runs = result.scan.runs
     if args.output_format == "json":
         document = report_document(Report((), tuple(runs), dict(result.estimates)))
         _write(json.dumps({"version": document["version"], "runs": document["runs"]}, indent=2), None)
         return EXIT_OK
-    target = _target(args)
+    if not runs:
+        _write("No training jobs found.", None)
+        return EXIT_OK
     proposals = {run.id: suggestions(run, target.gpu) for run in runs
                  if run.id in result.estimates and not result.estimates[run.id].fits}
     text = render_estimates(runs, result.estimates, proposals, color=_color())
     if target.gpu_assumed:
-        text = f"(no --gpu given: assuming {getattr(target.gpu, 'name', target.gpu)})\n\n" + text
-    _write(text or "No training jobs found.", None)
+        text = f"(no --gpu given: assuming {target.gpu.name})\n\n" + text
+    _write(text, None)
     return EXIT_OK
 
 
-def run_rule(args) -> int:
+def run_rule(args: Namespace) -> int:
     from trainlint.checks import all_rules, rule_by_code
 
     if args.all:
@@ -236,17 +235,18 @@ def run_rule(args) -> int:
     return EXIT_OK
 
 
-def run_gpus(args) -> int:
+def run_gpus(_args: Namespace) -> int:
+    """The catalog: the key to pass to --gpu, the usable memory and the name messages use."""
     from trainlint.memory import gpu_catalog
 
-    lines = [f"{'name':<16} {'memory (GiB)':>12}  bf16"]
-    for name, gpu in sorted(gpu_catalog().items(), key=lambda item: item[0]):
-        lines.append(f"{name:<16} {gpu.total_gib:>12.1f}  {'yes' if gpu.bf16 else 'no'}")
+    lines = [f"{'--gpu':<12} {'usable GiB':>10}  {'bf16':<4}  name"]
+    for key, gpu in sorted(gpu_catalog().items()):
+        lines.append(f"{key:<12} {gpu.total_gib:>10.1f}  {'yes' if gpu.bf16 else 'no':<4}  {gpu.name}")
     _write("\n".join(lines), None)
     return EXIT_OK
 
 
-def run_fix(args) -> int:
+def run_fix(args: Namespace) -> int:
     from trainlint.fixers.engine import FixSession, summary
 
     settings = effective_settings(args)
@@ -262,5 +262,5 @@ def run_fix(args) -> int:
     if outcome.error:
         sys.stderr.write(f"trainlint: error: {outcome.error}\n")
         return EXIT_ERROR
-    remaining = [f for f in outcome.result.findings if f.severity in (Severity.ERROR, Severity.WARNING)]
+    remaining = fails((f.severity for f in outcome.result.findings), settings.fail_on)
     return EXIT_FINDINGS if remaining or (args.diff and outcome.diff) else EXIT_OK

@@ -4,13 +4,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from trainlint.checks import CheckContext, all_rules
+from trainlint.checks import CheckContext, Rule, all_rules
+from trainlint.config import PerFileIgnore
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Setting, SourceKind, TrainingRun, Unknown
-from trainlint.memory import estimate, find_gpu, gpu_from_memory
+from trainlint.memory import Gpu, estimate, find_gpu, gpu_from_memory
 from trainlint.resolution import Scan, scan
 from trainlint.resolution.workspace import Workspace
+from trainlint.suppressions import apply_suppressions
 
 DEFAULT_GPU = "a100-80gb"
 
@@ -21,12 +23,15 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    gpu: object
+    """The GPU to check against (`gpu_assumed`: the user named none) and the world size to assume."""
+
+    gpu: Gpu
     gpu_assumed: bool
     num_gpus: Optional[int] = None
 
 
-def make_target(gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None) -> Target:
+def make_target(gpu: Optional[str] = None, gpu_memory: Optional[str] = None,
+                num_gpus: Optional[int] = None) -> Target:
     if gpu and gpu_memory:
         raise UsageError("--gpu and --gpu-memory are exclusive")
     if gpu_memory:
@@ -58,8 +63,8 @@ def parse_memory(text: str) -> float:
 class Selection:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
-    # config.PerFileIgnore entries: codes ignored in the files a glob matches.
-    per_file_ignores: Tuple = ()
+    # Codes ignored in the files a glob matches.
+    per_file_ignores: Tuple[PerFileIgnore, ...] = ()
 
     def allows(self, code: str) -> bool:
         chosen = not self.select or any(code.startswith(prefix.upper()) for prefix in self.select)
@@ -80,6 +85,7 @@ class LintResult:
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
+    """`--num-gpus N` stands in for a world size the launcher does not state (and only then)."""
     world = run.setting("world_size")
     if num_gpus is None or (world is not None and not isinstance(world.value, Unknown)):
         return run
@@ -91,10 +97,12 @@ def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
 
 def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection(), exclude: Sequence[str] = (),
          preserve_effective_batch: bool = False, workspace: Optional[Workspace] = None) -> LintResult:
+    """Scan `paths`, estimate and check every job against `target`, apply the inline suppressions
+    and keep the findings `selection` allows."""
     found = scan(paths, exclude, workspace)
     found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]
     result = LintResult(found)
-    ctx = CheckContext(target.gpu, target.gpu_assumed, target.num_gpus, preserve_effective_batch)
+    ctx = CheckContext(target.gpu, target.gpu_assumed, preserve_effective_batch=preserve_effective_batch)
     # Every rule runs: whether a suppression is used must not depend on --select; the selection
     # filters afterwards.
     rules = list(all_rules())
@@ -110,15 +118,14 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
 
 
 def _apply_suppressions(result: LintResult, selection: Selection) -> None:
-    from trainlint.suppressions import apply_suppressions
-
     files = [path for run in result.scan.runs for path in (run.path, *run.files, *run.configs)]
     applied = apply_suppressions(_dedupe(result.findings), [*result.scan.scanned, *files])
     result.suppressed = [finding for finding, _ in applied.suppressed]
     result.findings = _dedupe([f for f in applied.findings + applied.unused if selection.allows_finding(f)])
 
 
-def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind, run: Optional[TrainingRun]) -> List[Finding]:
+def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind: Mapping[str, Rule],
+                      run: Optional[TrainingRun]) -> List[Finding]:
     out = []
     for diagnostic in diagnostics:
         rule = by_kind.get(diagnostic.kind)

@@ -10,14 +10,16 @@ launcher, or a comment line above the launcher, covers every flag of the command
 Directives that suppress nothing become TL901 findings."""
 from __future__ import annotations
 
+import bisect
 import io
 import os
 import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
+from trainlint.checks import all_rules
 from trainlint.core import Applicability, Edit, Finding, Fix, Origin, Severity
 from trainlint.readers.source import SourceText, read_source
 
@@ -141,8 +143,6 @@ class _Lines:
         return self.data[start:end]
 
     def line_of(self, offset: int) -> int:
-        import bisect
-
         return bisect.bisect_right(self.starts, offset)
 
 
@@ -203,7 +203,8 @@ def _continues(text: bytes) -> bool:
     return trailing % 2 == 1
 
 
-def _python_comments(source: SourceText, lines: _Lines) -> Tuple[List[Tuple[int, int]], Dict[int, Tuple[int, int]]]:
+def _python_comments(source: SourceText,
+                     lines: _Lines) -> Tuple[List[Tuple[int, int]], Dict[int, Tuple[int, int]]]:
     """Comment tokens and logical lines (statements across brackets) from Python's tokenizer."""
     comments: List[Tuple[int, int]] = []
     spans: Dict[int, Tuple[int, int]] = {}
@@ -238,7 +239,9 @@ def _byte_offset(lines: _Lines, position: Tuple[int, int]) -> int:
 
 
 def _parse(source: SourceText, lines: _Lines, start: int, end: int,
-           logical: Dict[int, Tuple[int, int]]):
+           logical: Dict[int, Tuple[int, int]]) -> Union[Suppression, Tuple[Origin, str], None]:
+    """The directive in the comment at `start`..`end`, (where, what is wrong) when it does not parse,
+    or None when the comment is not addressed to trainlint."""
     text = source.data[start:end].decode("utf-8", "replace")
     marker = _MARKER.search(text)
     if marker is None:
@@ -273,9 +276,8 @@ def _parse(source: SourceText, lines: _Lines, start: int, end: int,
     )
 
 
-def _codes(text: str):
-    from trainlint.checks import all_rules
-
+def _codes(text: str) -> Union[FrozenSet[str], str]:
+    """The codes (or rule names) in `[...]`, or what is wrong with them."""
     by_name = {rule.name: rule.code for rule in all_rules()}
     known = {rule.code for rule in all_rules()}
     codes = set()
@@ -336,7 +338,7 @@ def apply_suppressions(findings: Sequence[Finding], files: Iterable[str] = ()) -
     directive in a file without findings is reported too."""
     by_file = collect([f.path for f in findings] + list(files))
     applied = Applied()
-    used: Dict[int, set] = {}
+    used: Dict[int, Set[str]] = {}
     for finding in findings:
         directive = _matching(finding, by_file.get(_key(finding.path)))
         if directive is None:
@@ -367,14 +369,14 @@ def _matching(finding: Finding, entry: Optional[FileSuppressions],
     return None
 
 
-def _unused(entry: FileSuppressions, used: Dict[int, set]) -> List[Finding]:
+def _unused(entry: FileSuppressions, used: Dict[int, Set[str]]) -> List[Finding]:
     out = [_finding(entry.path, origin, message, None) for origin, message in entry.problems]
     for directive in entry.suppressions:
         hits = used.get(id(directive), set())
         if directive.codes is None:
             if not hits:
-                out.append(_finding(entry.path, directive.origin, f"unused suppression: {_scope(directive)} has "
-                                    "no finding to ignore", _remove_fix(directive, ())))
+                out.append(_finding(entry.path, directive.origin, f"unused suppression: no finding "
+                                    f"{_scope(directive)}", _remove_fix(directive, ())))
             continue
         idle = sorted(directive.codes - hits - {UNUSED_CODE})
         if idle:

@@ -40,6 +40,19 @@ def over_capacity(estimate: JobMemoryEstimate) -> bool:
     return estimate.peak_gib > estimate.capacity_gib * (1 + OVER_CAPACITY_MARGIN)
 
 
+MODEL_STATE_TERMS = ("weights", "gradients", "optimizer")
+
+
+def model_states_gib(estimate: JobMemoryEstimate) -> float:
+    """What every GPU holds before a single activation."""
+    return sum(estimate.breakdown.get(term, 0.0) for term in MODEL_STATE_TERMS)
+
+
+def states_exceed_gpu(estimate: JobMemoryEstimate) -> bool:
+    """No micro-batch can fit: the model states alone exceed the GPU (TL108's verdict)."""
+    return model_states_gib(estimate) > estimate.capacity_gib
+
+
 def training_estimate(run: TrainingRun, gpu: Gpu, **overrides: Value) -> JobMemoryEstimate:
     """The per-GPU peak of a training step, with `overrides` in place of the run's values."""
     return estimate(run, gpu, {**_TRAINING_STEP, **overrides})
@@ -51,14 +64,11 @@ def fitting_batch(run: TrainingRun, gpu: Gpu, below: int) -> Optional[int]:
     return found if found is not None and found <= below else None
 
 
-def gpu_label(ctx: CheckContext) -> str:
-    """`NVIDIA A100 40GB`, or `NVIDIA A100 80GB (assumed; pass --gpu)` when the user named none."""
-    return f"{ctx.gpu.name} (assumed; pass --gpu)" if ctx.gpu_assumed else ctx.gpu.name
-
-
 def on_gpu(ctx: CheckContext, estimate: JobMemoryEstimate) -> str:
-    """How every memory verdict names its target: `NVIDIA A100 40GB (39.4 GiB usable)`."""
-    return f"{gpu_label(ctx)} ({estimate.capacity_gib:.1f} GiB usable)"
+    """How every memory verdict names its target: `NVIDIA A100 40GB (39.4 GiB usable)`, or
+    `NVIDIA A100 80GB (79.2 GiB usable; assumed, pass --gpu)` when the user named none."""
+    assumed = "; assumed, pass --gpu" if ctx.gpu_assumed else ""
+    return f"{ctx.gpu.name} ({estimate.capacity_gib:.1f} GiB usable{assumed})"
 
 
 def world_note(run: TrainingRun) -> str:

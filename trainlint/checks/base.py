@@ -31,11 +31,11 @@ class Example:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """The target the user asked about; `gpu_assumed` says the user did not name the GPU."""
+    """The target the user asked about; `gpu_assumed` says the user did not name the GPU. (A world
+    size from `--num-gpus` is already in each run, as an assumed setting.)"""
 
     gpu: Gpu
     gpu_assumed: bool = True
-    num_gpus: Optional[int] = None
     preserve_effective_batch: bool = False
 
 

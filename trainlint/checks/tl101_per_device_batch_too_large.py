@@ -9,6 +9,7 @@ from trainlint.checks._memory import (
     grounded,
     on_gpu,
     over_capacity,
+    states_exceed_gpu,
     training_estimate,
     verdict_severity,
     world_note,
@@ -38,9 +39,10 @@ class PerDeviceBatchTooLarge(Rule):
     samples reach the sequence-length limit, the longest batch the run can meet.
 
     It stays quiet when the trainer finds the batch itself (`auto_find_batch_size`), when the
-    micro-batch is already 1 (TL106 and TL108 say what else is too large), and when the model, the
-    micro-batch, the sequence length, the ZeRO stage or (under ZeRO) the world size cannot be read.
-    It judges the training step; the eval pass has rules of its own (TL103, TL107).
+    micro-batch is already 1 or the model states alone exceed the GPU (TL106 and TL108 say what else
+    is too large), and when the model, the micro-batch, the sequence length, the ZeRO stage or (under
+    ZeRO) the world size cannot be read. It judges the training step; the eval pass has rules of its
+    own (TL103, TL107).
 
     ## Why is this bad
     The job runs out of memory at the first step, after the model has loaded and the data has been
@@ -81,6 +83,9 @@ class PerDeviceBatchTooLarge(Rule):
         Example("micro-batch 16 under a DeepSpeed config the environment names (its ZeRO stage is unknown)",
                 job(_FLAGS.format(batch=16, accum=1).replace("zero2.json", "$DS_CONFIG")), False,
                 ("--gpu", "a100-40gb")),
+        Example("micro-batch 2 of a 13B full fine-tune without ZeRO: the model states alone do not fit (TL108)",
+                job(_FLAGS.format(batch=2, accum=8).replace("--deepspeed zero2.json\n", "").replace(
+                    "vicuna-7b", "vicuna-13b"), launcher="torchrun --nproc_per_node 2"), False, ("--gpu", "a100-40gb")),
         Example("micro-batch 4 with bf16 read from the environment (16-bit training fits)",
                 job(_FLAGS.format(batch=4, accum=4).replace("--bf16 True", "--bf16 $USE_BF16"),
                     extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
@@ -97,8 +102,8 @@ class PerDeviceBatchTooLarge(Rule):
         if run.known("auto_find_batch_size") is True:
             return  # the trainer halves the batch itself after an out-of-memory error
         current = training_estimate(run, ctx.gpu)
-        if not over_capacity(current):
-            return
+        if not over_capacity(current) or states_exceed_gpu(current):
+            return  # not too large, or too large whatever the batch (TL108)
         fits_at = fitting_batch(run, ctx.gpu, batch - 1)
         message = (f"per_device_train_batch_size {batch} needs about {current.peak_gib:.1f} GiB per GPU "
                    f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}; the largest "

@@ -3,12 +3,18 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._examples import job
-from trainlint.checks._memory import on_gpu, states_grounded, training_estimate, verdict_severity, world_note
+from trainlint.checks._memory import (
+    MODEL_STATE_TERMS,
+    model_states_gib,
+    on_gpu,
+    states_exceed_gpu,
+    states_grounded,
+    training_estimate,
+    verdict_severity,
+    world_note,
+)
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
-
-_STATE_TERMS = ("weights", "gradients", "optimizer")
-
 
 class ModelStatesExceedGpu(Rule):
     """
@@ -55,14 +61,13 @@ class ModelStatesExceedGpu(Rule):
         if not states_grounded(run):
             return
         current = training_estimate(run, ctx.gpu)
-        states = sum(current.breakdown.get(term, 0.0) for term in _STATE_TERMS)
-        if states <= current.capacity_gib:
+        if not states_exceed_gpu(current):
             return
-        parts = ", ".join(f"{term} {current.breakdown.get(term, 0.0):.1f}" for term in _STATE_TERMS)
+        parts = ", ".join(f"{term} {current.breakdown.get(term, 0.0):.1f}" for term in MODEL_STATE_TERMS)
         stage = run.known("zero_stage")
         sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
-        message = (f"model states need {states:.1f} GiB per GPU ({parts} GiB) {sharding} on {on_gpu(ctx, current)}"
-                   f"{world_note(run)}: no micro-batch can fit")
+        message = (f"model states need {model_states_gib(current):.1f} GiB per GPU ({parts} GiB) {sharding} on "
+                   f"{on_gpu(ctx, current)}{world_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),

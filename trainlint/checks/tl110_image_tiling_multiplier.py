@@ -72,9 +72,10 @@ class ImageTilingMultiplier(Rule):
         fewer = self._fitting_tiles(run, ctx, tiles)
         if fewer is None:
             return
-        message = (f"{tiles} image tiles per sample ({image_tokens} image tokens, vision tower "
-                   f"{current.breakdown.get('vision', 0.0):.1f} GiB) put the estimate at {current.peak_gib:.1f} GiB per "
-                   f"GPU on {on_gpu(ctx, current)}; {fewer} tiles fit")
+        vision_gib = current.breakdown.get("vision", 0.0)
+        message = (f"{tiles} image tiles per sample ({image_tokens} image tokens, vision tower {vision_gib:.1f} GiB) "
+                   f"put the estimate at {current.peak_gib:.1f} GiB per GPU on {on_gpu(ctx, current)}; "
+                   f"{fewer} tiles fit")
         fix = Fix(Applicability.UNSAFE, f"slice images into at most {fewer} tiles",
                   (KnobChange("image_tiles", tiles, fewer),))
         yield self.finding(run, message, at=run.setting("image_tiles"), fix=fix)

@@ -6,14 +6,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from trainlint.core import Applicability, Finding, TrainingRun, Unknown, Value
+from trainlint.core import Applicability, Finding, Setting, SourceKind, TrainingRun, Unknown, Value
 from trainlint.fixers.atomic import write_all, write_atomically
 from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unified_diff
 from trainlint.fixers.planner import PlannedFix, Planner, planned_finding
 from trainlint.fixers.verify import broken_by_edits
+from trainlint.linter import LintResult
+from trainlint.readers.source import display_path
+from trainlint.resolution.batch import effective_batch
 
 MAX_ROUNDS = 10
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
 Writer = Callable[[Path, bytes], None]
@@ -21,7 +23,7 @@ RunKey = Tuple[str, int]  # (launcher path, ordinal of the run in that file): st
 
 
 # ------------------------------------------------------------------ planning
-def plan_fixes(result, unsafe: bool) -> List[PlannedFix]:
+def plan_fixes(result: LintResult, unsafe: bool) -> List[PlannedFix]:
     """A plan for every finding that carries a fix, those that would be applied first (safe ones,
     then unsafe ones when `unsafe`), so that when two collide the safer one wins."""
     planner = Planner(result)
@@ -29,7 +31,7 @@ def plan_fixes(result, unsafe: bool) -> List[PlannedFix]:
     return sorted(plans, key=lambda p: (not p.applies(unsafe), _RANK[p.applicability]))
 
 
-def with_planned_edits(result, unsafe: bool = True) -> List[Finding]:
+def with_planned_edits(result: LintResult) -> List[Finding]:
     """The findings of `result` with `edits` filled by the plan for their fix (for `check` output)."""
     planner = Planner(result)
     out = []
@@ -112,12 +114,10 @@ class FixOutcome:
     diff: str = ""
     error: Optional[str] = None
     rounds: int = 0
-    result: object = None  # the last LintResult
+    result: Optional[LintResult] = None  # the last lint
 
 
-def _effective_batches(result) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
-    from trainlint.resolution.batch import effective_batch
-
+def _effective_batches(result: LintResult) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
     out: Dict[RunKey, Tuple[TrainingRun, Value]] = {}
     seen: Dict[str, int] = {}
     for run in sorted(result.scan.runs, key=lambda r: (r.path, r.origin.start_byte if r.origin else 0)):
@@ -130,11 +130,8 @@ def _effective_batches(result) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
 def _predicted_batches(before: Dict[RunKey, Tuple[TrainingRun, Value]],
                        plans: Sequence[PlannedFix]) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
     """The effective batches the plans would give, from their knob changes (nothing is re-read)."""
-    from trainlint.core import Setting, SourceKind
-    from trainlint.resolution.batch import effective_batch
-
     out = {}
-    for key, (run, batch) in before.items():
+    for key, (run, _batch) in before.items():
         settings = dict(run.settings)
         for plan in plans:
             if plan.finding.run_id == run.id and plan.finding.fix is not None:
@@ -145,11 +142,12 @@ def _predicted_batches(before: Dict[RunKey, Tuple[TrainingRun, Value]],
     return out
 
 
-def _syntax_findings(result, paths: Sequence[str]) -> int:
+def _syntax_findings(result: LintResult, paths: Sequence[str]) -> int:
     return sum(1 for f in result.findings if f.code == "TL001" and f.path in paths)
 
 
-def _job_problem(before, after, touched: Sequence[str], preserve: bool, plans: Sequence[PlannedFix]) -> Optional[str]:
+def _job_problem(before: LintResult, after: LintResult, touched: Sequence[str], preserve: bool,
+                 plans: Sequence[PlannedFix]) -> Optional[str]:
     """What went wrong with the whole job after writing, judged by reading it again."""
     if _syntax_findings(after, touched) > _syntax_findings(before, touched):
         return "a rewritten file no longer parses"
@@ -172,7 +170,7 @@ def _job_problem(before, after, touched: Sequence[str], preserve: bool, plans: S
 class FixSession:
     """One `trainlint fix`: lint, plan, apply, re-read, until a fixpoint."""
 
-    def __init__(self, lint: Callable[[], object], unsafe: bool, preserve: bool,
+    def __init__(self, lint: Callable[[], LintResult], unsafe: bool, preserve: bool,
                  writer: Writer = write_atomically, max_rounds: int = MAX_ROUNDS) -> None:
         self.lint = lint
         self.unsafe = unsafe
@@ -200,7 +198,7 @@ class FixSession:
                 break
             outcome.rounds += 1
             fresh = self.lint()
-            touched = [_shown(p) for p in pending.contents]
+            touched = [display_path(p) for p in pending.contents]
             problem = _job_problem(result, fresh, touched, self.preserve, pending.plans)
             if problem is not None:
                 write_all(pending.originals)
@@ -227,8 +225,8 @@ class FixSession:
         outcome.applied = pending.plans if pending.contents else []
         outcome.after = _predicted_batches(outcome.before, outcome.applied)
         outcome.rejected = pending.rejected
-        outcome.files_changed = sorted(_shown(p) for p in pending.contents)
-        outcome.diff = "".join(unified_diff(_shown(p), pending.originals[p], pending.contents[p])
+        outcome.files_changed = sorted(display_path(p) for p in pending.contents)
+        outcome.diff = "".join(unified_diff(display_path(p), pending.originals[p], pending.contents[p])
                                for p in sorted(pending.contents))
         applied_ids = {id(p.finding) for p in outcome.applied}
         outcome.left = [p for p in plans if id(p.finding) not in applied_ids]
@@ -236,13 +234,6 @@ class FixSession:
         return outcome
 
 
-def _shown(path: Path) -> str:
-    from trainlint.readers.source import display_path
-
-    return display_path(path)
-
-
-# ------------------------------------------------------------------ the command
 # ------------------------------------------------------------------ the summary
 def _value(value: Value) -> str:
     return "unknown" if isinstance(value, Unknown) else str(value)

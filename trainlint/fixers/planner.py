@@ -20,6 +20,7 @@ from trainlint.core import (
 from trainlint.fixers.edits import by_path, collide
 from trainlint.fixers.insert import Refused, flag_edit, keyword_edit, yaml_key_edit
 from trainlint.fixers.render import PYTHON, SHELL, YAML, CannotRender, file_kind, is_bare_flag, render, same_value
+from trainlint.linter import LintResult
 
 # Knobs the fix engine never writes: they describe the machine, not the recipe.
 _NOT_WRITABLE = {"world_size", "num_nodes"}
@@ -66,7 +67,7 @@ class _FileCache:
 class Planner:
     """Plans every finding of one lint result against the files as they are now."""
 
-    def __init__(self, result) -> None:
+    def __init__(self, result: LintResult) -> None:
         self.result = result
         self.runs: Dict[str, TrainingRun] = {run.id: run for run in result.scan.runs}
         self.read = _FileCache()

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from trainlint.core import TrainingRun
 
@@ -206,48 +206,55 @@ def vision_by_key(key: str) -> Optional[ModelSpec]:
 # Local config.json
 
 
-def _config_value(config: Mapping, *names: str, default=None):
+def _config_value(config: Mapping, *names: str, default: Any = None) -> Any:
     for name in names:
         if name in config and config[name] is not None:
             return config[name]
     return default
 
 
+def _whole(value: Any) -> Optional[int]:
+    """A positive whole number as config.json writes one, else None (a hand-edited file may hold anything)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def spec_from_config(config: Mapping, name: str) -> Optional[ModelSpec]:
-    """Dimensions from an HF config.json (LLM or a VLM's `text_config`/`llm_config`)."""
+    """Dimensions from an HF config.json (LLM or a VLM's `text_config`/`llm_config`); the catalog's
+    entry for the name when the file does not give them."""
     base = find_model(str(_config_value(config, "_name_or_path", default="") or name))
     text = config
     for nested in ("text_config", "llm_config"):
         if isinstance(config.get(nested), Mapping) and config[nested].get("hidden_size"):
             text = config[nested]
-    hidden = _config_value(text, "hidden_size", "n_embd", "d_model")
-    layers = _config_value(text, "num_hidden_layers", "n_layer", "num_layers")
-    heads = _config_value(text, "num_attention_heads", "n_head")
-    if not (isinstance(hidden, int) and isinstance(layers, int) and isinstance(heads, int)) or heads <= 0:
+    hidden = _whole(_config_value(text, "hidden_size", "n_embd", "d_model"))
+    layers = _whole(_config_value(text, "num_hidden_layers", "n_layer", "num_layers"))
+    heads = _whole(_config_value(text, "num_attention_heads", "n_head"))
+    if hidden is None or layers is None or heads is None:
         return base
-    kv_heads = _config_value(text, "num_key_value_heads", "multi_query_group_num", default=heads)
-    head_dim = _config_value(text, "head_dim", default=hidden // heads)
-    intermediate = _config_value(text, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden)
-    vocab = _config_value(text, "vocab_size", "padded_vocab_size", default=32000)
+    kv_heads = _whole(_config_value(text, "num_key_value_heads", "multi_query_group_num", default=heads))
+    head_dim = _whole(_config_value(text, "head_dim", default=hidden // heads))
+    intermediate = _whole(_config_value(text, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden))
+    vocab = _whole(_config_value(text, "vocab_size", "padded_vocab_size", default=32000))
+    if kv_heads is None or head_dim is None or intermediate is None or vocab is None:
+        return base
     model_type = str(_config_value(config, "model_type", default="")).lower()
     mlp = "gelu" if model_type in ("phi", "gpt2", "gpt_neox", "bert", "opt") else "swiglu"
     if model_type == "qwen":  # Qwen v1 writes the sum of both MLP branches
-        intermediate = int(intermediate) // 2
+        intermediate //= 2
     tied = bool(_config_value(text, "tie_word_embeddings", default=False))
-    kinds = 3 if mlp == "swiglu" else 2
-    attn = hidden * (heads * head_dim + 2 * int(kv_heads) * head_dim) + heads * head_dim * hidden
-    params = layers * (attn + kinds * hidden * int(intermediate)) + int(vocab) * hidden * (1 if tied else 2)
     template = base or ModelSpec(
         key=_norm(name), hf_repo=name, kind="llm", arch="llama", params_b=0.0, hidden=0, layers=0,
         heads=0, kv_heads=0, head_dim=0, intermediate=0, vocab=0,
     )
-    return replace(
-        template,
-        params_b=params / 1e9 if not base or base.hidden != hidden else base.params_b,
-        hidden=hidden, layers=layers, heads=heads, kv_heads=int(kv_heads), head_dim=int(head_dim),
-        intermediate=int(intermediate), vocab=int(vocab), tied=tied, mlp=mlp,
+    spec = replace(
+        template, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+        intermediate=intermediate, vocab=vocab, tied=tied, mlp=mlp,
         source=f"local config.json ({name})", resolved_by="config.json",
     )
+    if base is not None and base.hidden == hidden:
+        return spec  # the catalog's published parameter count for the same architecture
+    params = spec.layers * spec.layer_params + float(vocab) * hidden * (1 if tied else 2)
+    return replace(spec, params_b=params / 1e9)
 
 
 def _read_local_config(path: str, roots: Iterable[str]) -> Optional[Mapping]:
@@ -259,7 +266,7 @@ def _read_local_config(path: str, roots: Iterable[str]) -> Optional[Mapping]:
                 with open(config_path, encoding="utf-8") as handle:
                     loaded = json.load(handle)
                 return loaded if isinstance(loaded, Mapping) else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or nested past Python's limit
             continue
     return None
 

@@ -625,6 +625,7 @@ class _Collector(cst.CSTVisitor):
         self.diagnostics: List[Diagnostic] = []
         self.parse_known_args = False
         self._ancestors: List[cst.CSTNode] = []
+        self._attention: List[Tuple[str, CstExpr]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:
@@ -648,7 +649,7 @@ class _Collector(cst.CSTVisitor):
             imports=tuple(self.imports),
             main_calls=_main_calls(self.ctx),
             parse_known_args=self.parse_known_args,
-            other_keywords=tuple(self.other_keywords),
+            other_keywords=tuple(self.other_keywords) + tuple(self.attention_keywords()),
             diagnostics=tuple(self.diagnostics),
         )
 
@@ -961,6 +962,27 @@ class _Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self.attribute_override(target.target, node.value, node)
+            self.attention_assignment(target.target, node.value)
+
+    def attention_assignment(self, target: cst.BaseExpression, value: CstExpr) -> None:
+        """`config.llm_config.attn_implementation = 'flash_attention_2'`: a model config told its
+        attention kernel in code (kept aside; `result` decides what the module says)."""
+        if isinstance(target, cst.Attribute) and target.attr.value in ("attn_implementation", "_attn_implementation"):
+            written = literal_value(value)
+            if isinstance(written, str):
+                self._attention.append((written, value))
+
+    def attention_keywords(self) -> List[Tuple[str, Keyword]]:
+        """The assignments above, when every one of them (in whichever branch) names the same kernel."""
+        if not self._attention or len({written for written, _ in self._attention}) != 1:
+            return []
+        ctx = self.ctx
+        found = []
+        for written, value in self._attention:
+            setting = Setting(written, SourceKind.CODE_KEYWORD, ctx.origin(value), ctx.text(value),
+                              note="attn_implementation assigned in code")
+            found.append(("config.attn_implementation", Keyword("attn_implementation", setting)))
+        return found
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.attribute_override(node.target, None, node)

@@ -17,7 +17,6 @@ from trainlint.core import (
     KnobChange,
     Report,
     Severity,
-    TrainingRun,
     Unknown,
     Value,
 )
@@ -197,10 +196,6 @@ def relative_run_id(run_id: Optional[str], root: str = ".") -> Optional[str]:
     suffix = _RUN_LINE_SUFFIX.search(run_id)
     path = run_id[: suffix.start()] if suffix else run_id
     return relative_path(path, root) + (suffix.group(0) if suffix else "")
-
-
-def run_by_id(report: Report) -> Dict[str, TrainingRun]:
-    return {run.id: run for run in report.runs}
 
 
 # --- fingerprints ------------------------------------------------------------------------------

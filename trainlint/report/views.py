@@ -12,9 +12,10 @@ from trainlint.core import MemoryEstimate, Setting, TrainingRun, Unknown
 from trainlint.report.common import effective_batch, format_value, relative_path
 
 # The knobs a user reads first; the rest follow alphabetically.
-LEADING_KNOBS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size", "per_device_eval_batch_size",
-                 "eval_strategy", "eval_steps", "max_seq_length", "bf16", "fp16", "gradient_checkpointing",
-                 "zero_stage", "offload_optimizer", "offload_param", "model_name_or_path", "vision_tower", "deepspeed")
+LEADING_KNOBS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
+                 "per_device_eval_batch_size", "eval_strategy", "eval_steps", "max_seq_length", "bf16", "fp16",
+                 "gradient_checkpointing", "zero_stage", "offload_optimizer", "offload_param", "model_name_or_path",
+                 "vision_tower", "deepspeed")
 
 
 def _console(color: bool, buffer: io.StringIO) -> Console:
@@ -89,7 +90,8 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
         estimate = estimates.get(run.id)
         if estimate is None:
             continue
-        if "model" in getattr(estimate, "assumed_inputs", ()):
+        if not getattr(estimate, "model", True):
+            # A model known only by the size in its name still has an estimate (its assumptions say so).
             console.print(Text(f"{run.id}: no estimate: the model is not recognised "
                                f"({run.value('model_name_or_path') or 'not set'}); a local path with a "
                                f"config.json, or a known model name, gives one", style="yellow"))
@@ -98,7 +100,7 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
         verdict = Text("fits", style="green") if estimate.fits else Text("does not fit", style="bold red")
         header = Text(f"{run.id}: {estimate.peak_gib:.1f} GiB per GPU "
                       f"({estimate.low_gib:.1f}–{estimate.high_gib:.1f}) on {estimate.gpu} "
-                      f"with {estimate.capacity_gib:.1f} GiB: ")
+                      f"({estimate.capacity_gib:.1f} GiB usable): ")
         header.append(verdict)
         console.print(header)
         scale = max(estimate.capacity_gib, estimate.high_gib)

@@ -65,6 +65,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
     explicit = {p.resolve() for p in paths if p.is_file()}
     entries_seen = set()
     python_candidates: List[Path] = []
+    recipe_candidates: List[Path] = []
     for path in files:
         result.scanned.append(display_path(path))
         suffix = path.suffix.lower()
@@ -72,11 +73,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
             python_candidates.append(path)
         elif suffix in YAML_SUFFIXES:
             if path.resolve() in explicit or _is_recipe(workspace, path):
-                config = workspace.config(path)
-                if config.diagnostics and not config.values:
-                    result.diagnostics.extend(config.diagnostics)
-                elif any(key in config.values for key in RECIPE_KEYS):
-                    result.runs.append(recipe_run(path, workspace))
+                recipe_candidates.append(path)
         elif suffix == ".json":
             config = workspace.config(path)
             result.diagnostics.extend(config.diagnostics)
@@ -94,6 +91,17 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
                 result.runs.append(run)
                 entries_seen.update(run.facts.python_files[:1])
             result.diagnostics.extend(d for d in script.diagnostics if id(d) not in attached)
+    # A recipe a launcher in the scan already runs is that launcher's job (with its world size and
+    # its accelerate config), not a second one of its own, unless it was named by itself.
+    launched = {config for run in result.runs for config in run.configs}
+    for path in recipe_candidates:
+        if path.resolve() not in explicit and display_path(path) in launched:
+            continue
+        config = workspace.config(path)
+        if config.diagnostics and not config.values:
+            result.diagnostics.extend(config.diagnostics)
+        elif any(key in config.values for key in RECIPE_KEYS):
+            result.runs.append(recipe_run(path, workspace))
     for path in python_candidates:
         if display_path(path) in entries_seen:
             continue

@@ -21,6 +21,9 @@ MAX_DEPTH = 3
 MAX_MODULES = 40
 _HF_ARGUMENT_BASES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
                       "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig")
+# The argument classes whose every field trainlint knows (HF_TRAINING_ARGUMENTS_FIELDS); the others
+# (TRL configs, Seq2SeqTrainingArguments) add fields of their own (`--beta`, `--loss_type`).
+_FULLY_KNOWN_BASES = ("TrainingArguments",)
 
 
 def _last(dotted: str) -> str:
@@ -148,10 +151,13 @@ def _merge(facts: EntryFacts) -> None:
         if info is None:
             # Not defined in the scanned modules: HF's own argument class, or one we cannot see.
             facts.inherits_hf = facts.inherits_hf or name in _HF_ARGUMENT_BASES
-            facts.unresolved_parser_class = facts.unresolved_parser_class or name not in _HF_ARGUMENT_BASES
+            facts.unresolved_parser_class = facts.unresolved_parser_class or name not in _FULLY_KNOWN_BASES
             continue
-        derives_hf = any(_last(base) in _HF_ARGUMENT_BASES for base in _ancestors(info, classes))
+        hf_bases = [_last(base) for base in _ancestors(info, classes) if _last(base) in _HF_ARGUMENT_BASES]
+        derives_hf = bool(hf_bases)
         facts.inherits_hf = facts.inherits_hf or derives_hf
+        if any(base not in _FULLY_KNOWN_BASES for base in hf_bases):
+            facts.unresolved_parser_class = True
         for owner in [*(classes[b] for b in _local_bases(info, classes)), info]:
             for item in owner.fields:
                 facts.fields[item.name] = item

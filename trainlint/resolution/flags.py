@@ -25,6 +25,15 @@ def _is_option(setting: Setting) -> bool:
     return isinstance(setting.value, str) and setting.value.startswith("--") and len(setting.value) > 2
 
 
+def _unknown_assignment(word: Setting) -> Optional[str]:
+    """The option name of `--nnodes=$WORLD_SIZE` when the value part is unknown (the whole word then
+    is): the option is still given, with a value trainlint cannot tell."""
+    if not isinstance(word.value, Unknown) or not word.text or not word.text.startswith("--"):
+        return None
+    name, equals, _ = word.text[2:].partition("=")
+    return name if equals and name and name.replace("-", "_").isidentifier() else None
+
+
 def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tuple[List[ParsedFlag], List[Setting]]:
     """`--a 1 --b=2 --flag --c "x"` -> flags; words that belong to no flag are returned as positionals.
     `is_bool(name)` says whether a flag may stand alone (HF booleans accept `--flag` and `--flag True`)."""
@@ -33,6 +42,11 @@ def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tup
     index = 0
     while index < len(words):
         word = words[index]
+        unknown_name = _unknown_assignment(word)
+        if unknown_name is not None:
+            flags.append(ParsedFlag(unknown_name, word, word))
+            index += 1
+            continue
         if not _is_option(word):
             positionals.append(word)
             index += 1
