@@ -1,4 +1,5 @@
 """The command line as users and CI meet it: exit codes, output formats, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -6,9 +7,12 @@ import json
 from tests.conftest import MOE_LLAVA, write_tree
 from trainlint.checks._examples import job
 
-RISKY = job("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
-            "--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
-            "--model_max_length 512", eval_dataset="eval_set")
+RISKY = job(
+    "--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
+    "--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
+    "--model_max_length 512",
+    eval_dataset="eval_set",
+)
 
 
 def test_exit_codes_follow_findings(tmp_path, cli):
@@ -26,15 +30,31 @@ def test_json_output_follows_the_contract(tmp_path, cli):
     assert code == 1
     assert set(document) == {"version", "findings", "runs"}
     [finding] = document["findings"]
-    assert {"code", "name", "severity", "message", "path", "line", "column", "end_line", "end_column", "run",
-            "related", "fix"} <= set(finding)
+    assert {
+        "code",
+        "name",
+        "severity",
+        "message",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "run",
+        "related",
+        "fix",
+    } <= set(finding)
     assert (finding["code"], finding["path"], finding["line"]) == ("TL103", "finetune.sh", 4)
     assert finding["fix"]["applicability"] == "safe"
     [run] = document["runs"]
     assert run["id"] == finding["run"] == "finetune.sh:2"
     assert run["launcher"] == "deepspeed" and run["entry"] == "train.py" and run["world_size"] == 8
-    assert run["settings"]["per_device_train_batch_size"] == {"value": 4, "path": "finetune.sh", "line": 3,
-                                                              "column": 35}
+    assert run["settings"]["per_device_train_batch_size"] == {
+        "value": 4,
+        "path": "finetune.sh",
+        "line": 3,
+        "column": 35,
+    }
     assert run["effective_batch"] == 32
     assert {"gpu", "capacity_gib", "peak_gib", "low_gib", "high_gib", "breakdown"} <= set(run["memory"])
 
@@ -47,15 +67,17 @@ def test_output_file_is_written_and_stdout_stays_empty(tmp_path, cli):
 
 
 def test_bad_input_gets_diagnostics_and_the_scan_goes_on(tmp_path, cli):
-    write_tree(tmp_path, {
-        **RISKY,
-        "broken.sh": "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 \\\n  --bf16 ( True\n",
-        "ds.json": '{"zero_optimization": {"stage": 3,, }',
-        "weights.sh": "\x00\x00binary",
-    })
+    write_tree(
+        tmp_path,
+        {
+            **RISKY,
+            "broken.sh": "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 \\\n  --bf16 ( True\n",
+            "ds.json": '{"zero_optimization": {"stage": 3,, }',
+            "weights.sh": "\x00\x00binary",
+        },
+    )
     (tmp_path / "weights.sh").write_bytes(b"\x00\x01\x02binary")
-    code, document = cli.check_json(tmp_path, ".", "finetune.sh", "broken.sh", "weights.sh", "ds.json",
-                                    "missing.sh")
+    code, document = cli.check_json(tmp_path, ".", "finetune.sh", "broken.sh", "weights.sh", "ds.json", "missing.sh")
     codes = {f["code"] for f in document["findings"]}
     assert {"TL103", "TL002", "TL302"} <= codes
     assert code == 1
@@ -70,8 +92,7 @@ def test_show_prints_every_value_with_its_origin(tmp_path, cli):
 
 
 def test_estimate_reports_a_breakdown(cli):
-    code, out, _ = cli.run(MOE_LLAVA, "estimate", "scripts", "--gpu", "a100-40gb",
-                           "--num-gpus", "8")
+    code, out, _ = cli.run(MOE_LLAVA, "estimate", "scripts", "--gpu", "a100-40gb", "--num-gpus", "8")
     assert code == 0 and "does not fit" in out and "activations" in out
 
 
@@ -95,10 +116,14 @@ def test_output_file_in_a_new_folder_is_created(tmp_path, cli):
 
 
 def test_bad_target_options_are_usage_errors_that_say_what_is_wrong(tmp_path, cli):
-    for options, said in ((("--gpu", "a1000"), "unknown GPU `a1000`"), (("--gpu-memory", "inf"), "cannot read GPU"),
-                          (("--gpu-memory", "abc"), "cannot read GPU"), (("--num-gpus", "0"), "at least 1"),
-                          (("--select", "TL1O1"), "`TL1O1` is not a rule code"),
-                          (("--ignore", "E501"), "`E501` is not a rule code")):
+    for options, said in (
+        (("--gpu", "a1000"), "unknown GPU `a1000`"),
+        (("--gpu-memory", "inf"), "cannot read GPU"),
+        (("--gpu-memory", "abc"), "cannot read GPU"),
+        (("--num-gpus", "0"), "at least 1"),
+        (("--select", "TL1O1"), "`TL1O1` is not a rule code"),
+        (("--ignore", "E501"), "`E501` is not a rule code"),
+    ):
         code, out, err = cli.run(tmp_path, "check", ".", *options)
         assert (code, out) == (2, "") and said in err, (options, err)
 
@@ -124,8 +149,30 @@ def test_fix_exits_by_the_configured_failing_severity(tmp_path, cli):
 
 
 def test_estimate_shows_a_model_known_only_by_the_size_in_its_name(tmp_path, cli):
-    write_tree(tmp_path, job("--model_name_or_path ./checkpoints/acme-chat-13b\n--bf16 True\n"
-                             "--per_device_train_batch_size 1\n--model_max_length 2048"))
+    write_tree(
+        tmp_path,
+        job(
+            "--model_name_or_path ./checkpoints/acme-chat-13b\n--bf16 True\n"
+            "--per_device_train_batch_size 1\n--model_max_length 2048"
+        ),
+    )
     code, out, _ = cli.run(tmp_path, "estimate", "--gpu", "a100-80gb")
     assert code == 0 and "not recognised" not in out
     assert "GiB per GPU" in out and "size 13B read from the name" in out
+
+
+def test_a_failing_rule_is_reported_and_the_scan_goes_on(tmp_path, cli, monkeypatch):
+    from trainlint.checks.tl103_eval_batch_exceeds_train_batch import EvalBatchExceedsTrainBatch
+
+    def broken(self, run, ctx):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(EvalBatchExceedsTrainBatch, "check", broken)
+    launcher = RISKY["finetune.sh"].replace(
+        "--model_max_length 512", "--model_max_length 512 \\\n    --no_such_option 1"
+    )
+    write_tree(tmp_path, {**RISKY, "finetune.sh": launcher})
+    code, out, err = cli.run(tmp_path, "check", ".", "--output-format", "concise")
+    assert code == 2
+    assert "TL103 failed on finetune.sh:2: RuntimeError: boom" in err
+    assert "TL305" in out  # the other rules still ran

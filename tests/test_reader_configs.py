@@ -1,4 +1,5 @@
 """JSON (DeepSpeed / HF config.json) and YAML (LLaMA-Factory, axolotl, accelerate) config readers."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ def assert_origins_hold_their_text(config: ConfigFile, path: Path) -> None:
     """Every value's byte span in the raw file is exactly the token text it reports."""
     data = path.read_bytes()
     for key, setting in config.values.items():
-        written = data[setting.origin.start_byte:setting.origin.end_byte].decode("utf-8", errors="replace")
+        written = data[setting.origin.start_byte : setting.origin.end_byte].decode("utf-8", errors="replace")
         assert written == setting.text, key
         assert setting.note == key
         assert setting.kind is SourceKind.CONFIG_FILE
@@ -168,12 +169,15 @@ class TestDeepSpeedJson:
         assert "syntax-error" in kinds(config)
         assert config.values["b"].value == 1
 
-    @pytest.mark.parametrize("data, fragment", [
-        (b"", "empty"),
-        (b"  // just a comment\n", "empty"),
-        (b"[1, 2]", "array"),
-        (b'"zero3"', "string"),
-    ])
+    @pytest.mark.parametrize(
+        "data, fragment",
+        [
+            (b"", "empty"),
+            (b"  // just a comment\n", "empty"),
+            (b"[1, 2]", "array"),
+            (b'"zero3"', "string"),
+        ],
+    )
     def test_top_level_that_is_not_an_object(self, tmp_path, data, fragment):
         config = read_json_config(write(tmp_path, "ds.json", data))
         errors = [d for d in config.diagnostics if d.kind == "syntax-error"]
@@ -210,15 +214,22 @@ class TestDeepSpeedJson:
 
 
 json_scalars = st.one_of(
-    st.booleans(), st.none(), st.integers(-10**12, 10**12),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
+    st.booleans(),
+    st.none(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
 )
-json_keys = st.text(alphabet=st.characters(blacklist_characters=".", blacklist_categories=("Cs",)),
-                    min_size=1, max_size=6)
+json_keys = st.text(
+    alphabet=st.characters(blacklist_characters=".", blacklist_categories=("Cs",)), min_size=1, max_size=6
+)
 json_documents = st.dictionaries(
     json_keys,
-    st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(json_keys, inner, max_size=3),
-                 max_leaves=8),
+    st.recursive(
+        json_scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(json_keys, inner, max_size=3),
+        max_leaves=8,
+    ),
     max_size=5,
 )
 
@@ -326,7 +337,10 @@ class TestYamlConfigs:
         origin = config.diagnostics[0].origin
         assert (origin.line, origin.column) == (5, 11)
         assert {k: s.value for k, s in config.values.items()} == {
-            "stage": "sft", "per_device_train_batch_size": 4, "gradient_accumulation_steps": 2}
+            "stage": "sft",
+            "per_device_train_batch_size": 4,
+            "gradient_accumulation_steps": 2,
+        }
 
     def test_error_on_the_first_line_gives_no_values(self, tmp_path):
         config = read_yaml_config(write(tmp_path, "c.yaml", b"a: b: c\nd: 1\n"))
@@ -351,7 +365,11 @@ class TestYamlConfigs:
         assert kinds(config) == ["duplicate-key"] and config.diagnostics[0].origin.line == 3
 
     def test_flow_collections_block_scalars_and_no_trailing_newline(self, tmp_path):
-        path = write(tmp_path, "c.yaml", b"proc: {sft: {type: 'X', size: 224}}\nnote: |\n  two\n  lines\nfiles: [a.jsonl, b.jsonl]")
+        path = write(
+            tmp_path,
+            "c.yaml",
+            b"proc: {sft: {type: 'X', size: 224}}\nnote: |\n  two\n  lines\nfiles: [a.jsonl, b.jsonl]",
+        )
         config = read_yaml_config(path)
         assert config.diagnostics == ()
         assert config.values["proc.sft.type"].value == "X"
@@ -406,8 +424,11 @@ class TestYamlConfigs:
 yaml_keys = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True)
 yaml_documents = st.dictionaries(
     yaml_keys,
-    st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(yaml_keys, inner, max_size=3),
-                 max_leaves=8),
+    st.recursive(
+        json_scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(yaml_keys, inner, max_size=3),
+        max_leaves=8,
+    ),
     max_size=5,
 )
 

@@ -1,4 +1,5 @@
 """The Python reader on small entry scripts that mimic real fine-tuning repositories."""
+
 from __future__ import annotations
 
 import os
@@ -35,7 +36,7 @@ def arg_named(module: PythonModule, name: str) -> FieldDefault:
 def token(path: Path, origin: Optional[Origin]) -> bytes:
     """The raw bytes an origin points at."""
     assert origin is not None
-    return path.read_bytes()[origin.start_byte:origin.end_byte]
+    return path.read_bytes()[origin.start_byte : origin.end_byte]
 
 
 def span(origin: Optional[Origin]):
@@ -430,7 +431,9 @@ def test_moderately_deep_expression_is_a_diagnostic_not_a_crash(tmp_path):
 def test_resolve_absolute_imports_from_search_roots():
     roots = [str(SAMPLES / "missing_root"), str(PROJECT)]
     assert resolve_import("vlm.train.train", str(TRAIN), roots) == os.path.normpath(str(TRAIN))
-    assert resolve_import("vlm.train", str(TRAIN), roots) == os.path.normpath(str(PROJECT / "vlm" / "train" / "__init__.py"))
+    assert resolve_import("vlm.train", str(TRAIN), roots) == os.path.normpath(
+        str(PROJECT / "vlm" / "train" / "__init__.py")
+    )
     assert resolve_import("vlm.arguments", str(TRAIN), roots) == os.path.normpath(str(PROJECT / "vlm" / "arguments.py"))
     assert resolve_import("vlm.train.vlm_trainer", str(TRAIN), roots) is None
     assert resolve_import("transformers", str(TRAIN), roots) is None

@@ -530,8 +530,8 @@ def test_summary_tables(sample: Sample) -> None:
         lines.index("| 🟡 warning | TL103 eval-batch-exceeds-train-batch | `scripts/lora.sh:5:32` | "
                     "evaluation batch 16 is 4x the train batch 4 |")
     assert "### Job `scripts/finetune.sh:6` (deepspeed → `train.py`)" in lines
-    assert ("GPU `a100-40gb`: 39.4 GiB usable; estimated peak **47.1 GiB** (interval 41.0–53.0 GiB), "
-            "**does not fit**.") in lines
+    assert ("GPU NVIDIA A100 40GB (`a100-40gb`): 39.4 GiB usable; estimated peak **47.1 GiB** "
+            "(interval 41.0–53.0 GiB), **does not fit**.") in lines
     assert "| activations | 19.60 | 42% |" in lines  # 19.6 of the 47.1 GiB the terms add up to
     assert lines.index("| activations | 19.60 | 42% |") < lines.index("| weights | 13.50 | 29% |")
     assert "- world size assumed 8 (the \\| count is unknown)" in lines

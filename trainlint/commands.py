@@ -83,8 +83,17 @@ def run_check(args: Namespace) -> int:
     color = _color() and args.output_file is None
     _write(render(report, args.output_format, root=".", color=color), args.output_file)
     _write_summary(args, report)
+    if _report_errors(result):
+        return EXIT_ERROR
     failing = fails((f.severity for f in result.findings), settings.fail_on)
     return EXIT_FINDINGS if failing and not args.exit_zero else EXIT_OK
+
+
+def _report_errors(result: LintResult) -> bool:
+    """Internal errors the scan survived: each said on stderr; the exit code then says 2."""
+    for error in result.errors:
+        sys.stderr.write(f"trainlint: internal error: {error}\n")
+    return bool(result.errors)
 
 
 def changed_paths(args: Namespace) -> Optional[List[Path]]:
@@ -124,7 +133,7 @@ def _check_result(args: Namespace, settings: Settings) -> LintResult:
     findings, narrowed = restrict(result.scan, result.findings, changed)
     kept_runs = {run.id for run in narrowed.runs}
     estimates = {run_id: value for run_id, value in result.estimates.items() if run_id in kept_runs}
-    return LintResult(narrowed, findings, estimates, result.suppressed)
+    return LintResult(narrowed, findings, estimates, result.suppressed, result.errors)
 
 
 def _write_baseline(path: Path, result: LintResult) -> int:

@@ -82,6 +82,8 @@ class LintResult:
     estimates: Dict[str, MemoryEstimate] = field(default_factory=dict)
     # Findings an inline `# trainlint: ignore` comment silenced.
     suppressed: List[Finding] = field(default_factory=list)
+    # A rule or the estimate failed on one job: said, and the scan went on with the others.
+    errors: List[str] = field(default_factory=list)
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
@@ -108,9 +110,15 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
     rules = list(all_rules())
     by_kind = {kind: rule for rule in rules for kind in rule.diagnostic_kinds}
     for run in found.runs:
-        result.estimates[run.id] = estimate(run, target.gpu)
+        try:
+            result.estimates[run.id] = estimate(run, target.gpu)
+        except Exception as error:  # noqa: BLE001 - one job's failure must not end the scan
+            result.errors.append(f"the memory estimate failed on {run.id}: {type(error).__name__}: {error}")
         for rule in rules:
-            result.findings.extend(rule.check(run, ctx))
+            try:
+                result.findings.extend(rule.check(run, ctx))
+            except Exception as error:  # noqa: BLE001 - one rule's failure must not end the scan
+                result.errors.append(f"{rule.code} failed on {run.id}: {type(error).__name__}: {error}")
         result.findings.extend(_from_diagnostics(run.diagnostics, by_kind, run))
     result.findings.extend(_from_diagnostics(found.diagnostics, by_kind, None))
     _apply_suppressions(result, selection)

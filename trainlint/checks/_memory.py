@@ -71,18 +71,24 @@ def on_gpu(ctx: CheckContext, estimate: JobMemoryEstimate) -> str:
     return f"{ctx.gpu.name} ({estimate.capacity_gib:.1f} GiB usable{assumed})"
 
 
-def world_note(run: TrainingRun) -> str:
-    """`, with world size 1 from the default of $MLP_WORKER_GPU` when the world size rests on a
-    variable's fallback: the environment the job runs in usually sets it."""
+def assumption_note(run: TrainingRun) -> str:
+    """What a verdict rests on beyond the user's files: a world size from a variable's fallback
+    (`${MLP_WORKER_GPU:-1}`, which the job's environment usually sets), or model dimensions guessed
+    from the size in its name. Empty when the verdict rests on facts only."""
+    notes = []
     world = run.setting("world_size")
-    if world is None:
-        return ""
-    for upstream in world.chain():
+    for upstream in (world.chain() if world is not None else ()):
         if upstream.note.startswith("default of "):
-            return f", with world size {world.value} from the {upstream.note} (the environment may set it)"
-    return ""
+            notes.append(f"world size {world.value} from the {upstream.note} (the environment may set it)")
+            break
+    model = resolve_model(run)
+    if model is not None and model.resolved_by == "name size":
+        notes.append(f"the dimensions of `{run.value('model_name_or_path')}` guessed from the size in its name")
+    return "".join(f", with {note}" for note in notes)
 
 
-def verdict_severity(ctx: CheckContext, severity: Severity) -> Severity:
-    """A memory verdict against a GPU the user did not name is a warning, not an error."""
-    return Severity.WARNING if ctx.gpu_assumed and severity == Severity.ERROR else severity
+def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) -> Severity:
+    """A memory verdict that rests on an assumption (a GPU the user did not name, a fallback world
+    size, a model guessed from its name) is a warning, not an error."""
+    assumed = ctx.gpu_assumed or bool(assumption_note(run))
+    return Severity.WARNING if assumed and severity == Severity.ERROR else severity

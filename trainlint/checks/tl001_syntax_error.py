@@ -3,7 +3,6 @@ from __future__ import annotations
 from trainlint.checks.base import Example, Rule
 from trainlint.core import Severity
 
-
 _LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4\n"
 
 

@@ -5,6 +5,7 @@ from typing import Iterable, List, Optional
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
+    assumption_note,
     fitting_batch,
     grounded,
     on_gpu,
@@ -12,7 +13,6 @@ from trainlint.checks._memory import (
     states_exceed_gpu,
     training_estimate,
     verdict_severity,
-    world_note,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
@@ -108,7 +108,7 @@ class PerDeviceBatchTooLarge(Rule):
         message = (f"per_device_train_batch_size {batch} needs about {current.peak_gib:.1f} GiB per GPU "
                    f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}; the largest "
                    f"term is {current.largest_term} ({current.breakdown.get(current.largest_term, 0):.1f} GiB), "
-                   f"with every sample at the {current.sequence_tokens}-token limit{world_note(run)}")
+                   f"with every sample at the {current.sequence_tokens}-token limit{assumption_note(run)}")
         if fits_at is not None:
             smaller = training_estimate(run, ctx.gpu, per_device_train_batch_size=fits_at)
             message += f"; {fits_at} fits ({smaller.peak_gib:.1f} GiB)"
@@ -118,7 +118,7 @@ class PerDeviceBatchTooLarge(Rule):
         accum_setting = run.setting("gradient_accumulation_steps")
         if accum_setting is not None and accum_setting.origin is not None:
             related.append(Related(accum_setting.origin, "gradient accumulation is set here"))
-        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
                            at=run.setting("per_device_train_batch_size"), related=related,
                            fix=self._fix(run, ctx, batch, fits_at))
 

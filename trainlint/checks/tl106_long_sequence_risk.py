@@ -3,7 +3,14 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from trainlint.checks._examples import ZERO2, job
-from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate, verdict_severity
+from trainlint.checks._memory import (
+    assumption_note,
+    grounded,
+    on_gpu,
+    over_capacity,
+    training_estimate,
+    verdict_severity,
+)
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
 
@@ -68,10 +75,10 @@ class LongSequenceRisk(Rule):
                    f"{on_gpu(ctx, single)}, {sequence_share:.1f} GiB of it grows with the sequence")
         fitting = self._fitting_length(run, ctx, length)
         remedy = (f"a limit of {fitting} tokens fits" if fitting else "no shorter limit fits on its own")
-        message += f"; {remedy}"
+        message += f"{assumption_note(run)}; {remedy}"
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
-        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
                            at=run.setting("max_seq_length"), fix=fix)
 
     @staticmethod

@@ -5,16 +5,17 @@ from typing import Iterable
 from trainlint.checks._examples import job
 from trainlint.checks._memory import (
     MODEL_STATE_TERMS,
+    assumption_note,
     model_states_gib,
     on_gpu,
     states_exceed_gpu,
     states_grounded,
     training_estimate,
     verdict_severity,
-    world_note,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+
 
 class ModelStatesExceedGpu(Rule):
     """
@@ -67,8 +68,8 @@ class ModelStatesExceedGpu(Rule):
         stage = run.known("zero_stage")
         sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
         message = (f"model states need {model_states_gib(current):.1f} GiB per GPU ({parts} GiB) {sharding} on "
-                   f"{on_gpu(ctx, current)}{world_note(run)}: no micro-batch can fit")
+                   f"{on_gpu(ctx, current)}{assumption_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
-        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity),
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
                            at=run.setting("model_name_or_path"), fix=fix)

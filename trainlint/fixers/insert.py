@@ -11,7 +11,8 @@ import libcst as cst
 from trainlint.core import Edit, Setting, TrainingRun, Value
 from trainlint.fixers.edits import line_ending, narrowed, origin_of
 from trainlint.fixers.render import CannotRender, python_value, shell_value, yaml_value
-from trainlint.knobs import ARGS, AXOLOTL, knob as knob_spec
+from trainlint.knobs import ARGS, AXOLOTL
+from trainlint.knobs import knob as knob_spec
 
 ReadBytes = Callable[[str], Optional[bytes]]
 

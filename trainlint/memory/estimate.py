@@ -605,7 +605,7 @@ def _assemble(gpu: Gpu, model: ModelSpec, job: _Job, states: _States, dyn: _Dyna
                f"{FIXED_OVERHEAD_GIB:g} GiB fixed, {FRAGMENTATION_DYNAMIC:.0%} of activations, "
                f"{FRAGMENTATION_STATES:.0%} of model states")
     return JobMemoryEstimate(
-        gpu=gpu.name, capacity_gib=gpu.total_gib, peak_gib=round(peak / GIB, 2),
+        gpu=gpu.key, capacity_gib=gpu.total_gib, peak_gib=round(peak / GIB, 2),
         low_gib=round(min(low, peak) / GIB, 2), high_gib=round(max(high, peak) / GIB, 2),
         breakdown=breakdown, assumptions=tuple(notes.assumptions), unknowns=tuple(notes.unknowns),
         assumed_inputs=frozenset(notes.assumed), model=model.key,
@@ -632,7 +632,7 @@ def _unknown_model_estimate(gpu: Gpu, knobs: _Knobs, notes: _Notes) -> JobMemory
                   if name else "model unknown: model states and activations not estimated")
     fixed = FIXED_OVERHEAD_GIB * GIB
     return JobMemoryEstimate(
-        gpu=gpu.name, capacity_gib=gpu.total_gib, peak_gib=round(fixed / GIB, 2), low_gib=round(fixed / GIB, 2),
+        gpu=gpu.key, capacity_gib=gpu.total_gib, peak_gib=round(fixed / GIB, 2), low_gib=round(fixed / GIB, 2),
         high_gib=gpu.total_gib * 10, breakdown={"overhead": round(fixed / GIB, 3)},
         assumptions=tuple(notes.assumptions), unknowns=tuple(notes.unknowns),
         assumed_inputs=frozenset(notes.assumed), model="",

@@ -1,4 +1,5 @@
 """What each reader hands to the settings graph. Readers know formats, never rules."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ class Launch:
     of that word inside the assignment's string.
     """
 
-    launcher: str  # deepspeed | torchrun | torch.distributed.launch | torch.distributed.run | accelerate | python | llamafactory-cli
+    # deepspeed | torchrun | torch.distributed.launch | torch.distributed.run | accelerate | python | llamafactory-cli
+    launcher: str
     origin: Origin  # the whole command
     launcher_args: Tuple[Setting, ...]  # words between the launcher and the entry point
     entry: Optional[Setting]  # the script path (or module name when entry_is_module)

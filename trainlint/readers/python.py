@@ -7,6 +7,7 @@ defaults, `HfArgumentParser` wiring, `TrainingArguments(...)`-style calls, `Trai
 (is there an eval dataset?), settings changed in code after parsing, imports and what runs under
 `if __name__ == "__main__":`.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,9 +42,22 @@ __all__ = ["read_python", "resolve_import"]
 # Calls whose keywords are TrainingArguments fields (HF and TRL config classes).
 TRL_CONFIGS = frozenset(
     {
-        "SFTConfig", "DPOConfig", "GRPOConfig", "PPOConfig", "RewardConfig", "ORPOConfig", "KTOConfig",
-        "CPOConfig", "RLOOConfig", "OnlineDPOConfig", "GKDConfig", "PRMConfig", "XPOConfig",
-        "NashMDConfig", "BCOConfig", "IterativeSFTConfig",
+        "SFTConfig",
+        "DPOConfig",
+        "GRPOConfig",
+        "PPOConfig",
+        "RewardConfig",
+        "ORPOConfig",
+        "KTOConfig",
+        "CPOConfig",
+        "RLOOConfig",
+        "OnlineDPOConfig",
+        "GKDConfig",
+        "PRMConfig",
+        "XPOConfig",
+        "NashMDConfig",
+        "BCOConfig",
+        "IterativeSFTConfig",
     }
 )
 # Calls outside the trainer config whose keywords pin a knob, by callee name (last component).
@@ -57,7 +71,14 @@ OTHER_CALL_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
 HF_PARSERS = frozenset({"HfArgumentParser", "TrlParser"})
 # Methods whose result is the parsed namespace(s).
 PARSE_METHODS = frozenset(
-    {"parse_args", "parse_known_args", "parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"}
+    {
+        "parse_args",
+        "parse_known_args",
+        "parse_args_into_dataclasses",
+        "parse_dict",
+        "parse_json_file",
+        "parse_yaml_file",
+    }
 )
 # Names that hold parsed arguments by convention, even when the parse happens elsewhere.
 CONVENTIONAL_ARGS_NAME = re.compile(r"^(args|opt|opts|hparams|\w+_args|\w+_arguments)$")
@@ -69,7 +90,30 @@ MAX_CHAIN_TOKENS = 2000  # operators and call/subscript trailers in one statemen
 MAX_BRACKET_DEPTH = 200  # CPython refuses deeper nesting too
 MAX_ELIF = 2000
 CHAIN_OPERATORS = frozenset(
-    {"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", ".", "and", "or", "not", "lambda", "if", "else", "await"}
+    {
+        "+",
+        "-",
+        "*",
+        "/",
+        "//",
+        "%",
+        "**",
+        "@",
+        "<<",
+        ">>",
+        "&",
+        "|",
+        "^",
+        "~",
+        ".",
+        "and",
+        "or",
+        "not",
+        "lambda",
+        "if",
+        "else",
+        "await",
+    }
 )
 
 CstExpr = cst.BaseExpression
@@ -115,7 +159,9 @@ def resolve_import(module: str, importer_path: str, search_roots: List[str]) -> 
 
 def _module_file(base: Path, parts: Sequence[str]) -> Optional[str]:
     target = base.joinpath(*parts) if parts else base
-    candidates = [target / "__init__.py"] if not parts else [target.with_name(target.name + ".py"), target / "__init__.py"]
+    candidates = (
+        [target / "__init__.py"] if not parts else [target.with_name(target.name + ".py"), target / "__init__.py"]
+    )
     for candidate in candidates:
         try:
             if candidate.is_file():
@@ -135,7 +181,9 @@ def _read_parsed(source: SourceText) -> PythonModule:
         start = _ByteLocator(source, has_bom).offset(line, 0)
         origin = source.origin(start, start)
         message = f"{origin}: {reason}; the file is not analysed"
-        return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path, origin),))
+        return PythonModule(
+            path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path, origin),)
+        )
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as err:
@@ -191,9 +239,41 @@ def _ends_operand(tok: tokenize.TokenInfo) -> bool:
 
 
 _KEYWORDS = frozenset(
-    {"and", "or", "not", "in", "is", "if", "else", "elif", "for", "while", "return", "yield", "lambda", "import",
-     "from", "as", "with", "assert", "del", "global", "nonlocal", "raise", "try", "except", "finally", "class",
-     "def", "pass", "break", "continue", "await", "async", "print"}
+    {
+        "and",
+        "or",
+        "not",
+        "in",
+        "is",
+        "if",
+        "else",
+        "elif",
+        "for",
+        "while",
+        "return",
+        "yield",
+        "lambda",
+        "import",
+        "from",
+        "as",
+        "with",
+        "assert",
+        "del",
+        "global",
+        "nonlocal",
+        "raise",
+        "try",
+        "except",
+        "finally",
+        "class",
+        "def",
+        "pass",
+        "break",
+        "continue",
+        "await",
+        "async",
+        "print",
+    }
 )
 
 
@@ -253,7 +333,7 @@ class _ByteLocator:
     def _line_end(self, line: int) -> int:
         if line < len(self._line_starts):
             next_start = self._line_starts[line]
-            newline = 2 if self._data[next_start - 2:next_start] == b"\r\n" else 1
+            newline = 2 if self._data[next_start - 2 : next_start] == b"\r\n" else 1
             return next_start - newline
         return len(self._data)
 
@@ -278,7 +358,7 @@ def _char_byte_starts_lossy(line_bytes: bytes) -> List[int]:
     starts: List[int] = []
     for index in range(len(line_bytes)):
         pending = len(decoder.getstate()[0])
-        produced = decoder.decode(line_bytes[index:index + 1])
+        produced = decoder.decode(line_bytes[index : index + 1])
         if produced:
             starts.append(index - pending)
             starts.extend([index] * (len(produced) - 1))
@@ -310,9 +390,7 @@ class _Context:
         # Filled by the collector as it walks down (libcst's ParentNodeProvider costs a whole extra
         # traversal); a node's ancestors are always recorded before the node is examined.
         self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self.functions = {
-            stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)
-        }
+        self.functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
         self.args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
         self._scope_assignments: Dict[int, Dict[str, List[_Assignment]]] = {}
 
@@ -329,7 +407,7 @@ class _Context:
         origin = self.origin(node)
         if origin is None:
             return self.module.code_for_node(node).strip()
-        return self.source.data[origin.start_byte:origin.end_byte].decode("utf-8", errors="replace")
+        return self.source.data[origin.start_byte : origin.end_byte].decode("utf-8", errors="replace")
 
     def short(self, node: cst.CSTNode) -> str:
         """The node's source on one line, shortened for messages."""
@@ -541,7 +619,7 @@ def _arithmetic(node: cst.BinaryOperation) -> Union[Value, _NotLiteral]:
         # Keep evaluation cheap: constants like 2**10 or 1e-4*2**3, nothing astronomical.
         if abs(right) > 64 or abs(left) > 2**20:  # type: ignore[arg-type]
             return NOT_LITERAL
-        return left ** right  # type: ignore[operator]
+        return left**right  # type: ignore[operator]
     operations = {
         cst.Add: lambda a, b: a + b,
         cst.Subtract: lambda a, b: a - b,
@@ -595,7 +673,11 @@ def _test_requires_flag(test: Optional[CstExpr], in_body: bool, flag: str) -> bo
     if test is None:
         return False
     if not in_body:
-        return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and _reads_flag(test.expression, flag)
+        return (
+            isinstance(test, cst.UnaryOperation)
+            and isinstance(test.operator, cst.Not)
+            and _reads_flag(test.expression, flag)
+        )
     return _reads_flag(test, flag)
 
 
@@ -662,7 +744,12 @@ class _Collector(cst.CSTVisitor):
         if not isinstance(literal, _NotLiteral):
             return Keyword(name, Setting(literal, kind, origin, text, note=note))
         dotted = _dotted(value)
-        if dotted is not None and dotted.startswith("torch.") and dotted.split(".")[-1] in TORCH_DTYPES and dotted.count(".") == 1:
+        if (
+            dotted is not None
+            and dotted.startswith("torch.")
+            and dotted.split(".")[-1] in TORCH_DTYPES
+            and dotted.count(".") == 1
+        ):
             return Keyword(name, Setting(dotted, kind, origin, text, note=note))
         negated = False
         inner = value
@@ -761,12 +848,16 @@ class _Collector(cst.CSTVisitor):
             self.config_call(node)
         elif callee.endswith("Trainer"):
             self.trainer_call(node)
-        elif callee in ("gradient_checkpointing_enable", "gradient_checkpointing_disable") and isinstance(node.func, cst.Attribute):
+        elif callee in ("gradient_checkpointing_enable", "gradient_checkpointing_disable") and isinstance(
+            node.func, cst.Attribute
+        ):
             self.checkpointing_call(node, callee == "gradient_checkpointing_enable")
         elif callee == "_set_gradient_checkpointing" and isinstance(node.func, cst.Attribute):
             # transformers' internal switch (called directly by some model code): on unless told
             # `value=False` / `enable=False`.
-            switches = [literal_value(arg.value) for name, arg in _keyword_args(node).items() if name in ("value", "enable")]
+            switches = [
+                literal_value(arg.value) for name, arg in _keyword_args(node).items() if name in ("value", "enable")
+            ]
             self.checkpointing_call(node, not any(v is False for v in switches))
         elif callee == "prepare_model_for_kbit_training":
             self.kbit_preparation(node)
@@ -795,7 +886,13 @@ class _Collector(cst.CSTVisitor):
             default = self.keyword(dest, keywords["default"].value, kind, note).setting
         elif action in ("store_true", "store_false") and action_arg is not None:
             implied = action == "store_false"
-            default = Setting(implied, kind, ctx.origin(action_arg.value), ctx.text(action_arg.value), note=f"{note} (implied by {action})")
+            default = Setting(
+                implied,
+                kind,
+                ctx.origin(action_arg.value),
+                ctx.text(action_arg.value),
+                note=f"{note} (implied by {action})",
+            )
         if action in ("store_true", "store_false") and not type_name:
             type_name = "bool"
         self.argparse_args.append(FieldDefault(dest, default, "argparse", options, type_name, ctx.origin(node)))
@@ -836,7 +933,9 @@ class _Collector(cst.CSTVisitor):
         if "eval_dataset" in keywords:
             eval_dataset = self.optional_value(keywords["eval_dataset"].value, kind, f"{callee}(eval_dataset=...)")
         if "compute_metrics" in keywords:
-            compute_metrics = self.optional_value(keywords["compute_metrics"].value, kind, f"{callee}(compute_metrics=...)")
+            compute_metrics = self.optional_value(
+                keywords["compute_metrics"].value, kind, f"{callee}(compute_metrics=...)"
+            )
         splats = [arg.value for arg in node.args if arg.star == "**"]
         if eval_dataset is None:
             for splat in splats:
@@ -884,7 +983,12 @@ class _Collector(cst.CSTVisitor):
             return None
         kind = SourceKind.CODE_KEYWORD
         first = bindings[0]
-        if len(bindings) == 1 and not first.conditional and first.value is not None and literal_value(first.value) is None:
+        if (
+            len(bindings) == 1
+            and not first.conditional
+            and first.value is not None
+            and literal_value(first.value) is None
+        ):
             return Setting(None, kind, ctx.origin(first.value), ctx.text(first.value), note=note)
         described = ", ".join(_describe_binding(ctx, binding) for binding in bindings)
         reason = f"`{name.value}` is assigned {described}"
@@ -906,7 +1010,9 @@ class _Collector(cst.CSTVisitor):
                 return  # False, or follows a flag (`use_gradient_checkpointing=training_args.gradient_checkpointing`)
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         target = self.ctx.text(positional[0].value) if positional else ""
-        self.add_override("gradient_checkpointing", True, node, target, "prepare_model_for_kbit_training() enables checkpointing")
+        self.add_override(
+            "gradient_checkpointing", True, node, target, "prepare_model_for_kbit_training() enables checkpointing"
+        )
 
     def add_override(self, name: str, value: Value, node: cst.CSTNode, target: str, note: str) -> None:
         ctx = self.ctx
@@ -933,22 +1039,30 @@ class _Collector(cst.CSTVisitor):
         name = None
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and self.is_args_name(test.value.value):
             name = test.attr.value
-        elif isinstance(test, cst.Call) and _last_name(test.func) == "getattr" and len(test.args) >= 2 and \
-                isinstance(test.args[0].value, cst.Name) and self.is_args_name(test.args[0].value.value):
+        elif (
+            isinstance(test, cst.Call)
+            and _last_name(test.func) == "getattr"
+            and len(test.args) >= 2
+            and isinstance(test.args[0].value, cst.Name)
+            and self.is_args_name(test.args[0].value.value)
+        ):
             written = literal_value(test.args[1].value)
             name = written if isinstance(written, str) else None
         return (name, negated) if name else None
 
     @staticmethod
-    def gated_override(name: str, setting: Setting, target: str, when: Optional[Tuple[str, bool]],
-                       applied: Value) -> Override:
+    def gated_override(
+        name: str, setting: Setting, target: str, when: Optional[Tuple[str, bool]], applied: Value
+    ) -> Override:
         if when is None or isinstance(applied, Unknown):
             return Override(name, setting, target)
         return Override(name, setting, target, when=when[0], when_negated=when[1], when_value=applied)
 
     def peft_call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node), note="get_peft_model() is called")
+        setting = Setting(
+            True, SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node), note="get_peft_model() is called"
+        )
         self.other_keywords.append(("get_peft_model", Keyword("called", setting)))
 
     def knob_keywords(self, node: cst.Call, callee: str) -> None:
@@ -979,8 +1093,13 @@ class _Collector(cst.CSTVisitor):
         ctx = self.ctx
         found = []
         for written, value in self._attention:
-            setting = Setting(written, SourceKind.CODE_KEYWORD, ctx.origin(value), ctx.text(value),
-                              note="attn_implementation assigned in code")
+            setting = Setting(
+                written,
+                SourceKind.CODE_KEYWORD,
+                ctx.origin(value),
+                ctx.text(value),
+                note="attn_implementation assigned in code",
+            )
             found.append(("config.attn_implementation", Keyword("attn_implementation", setting)))
         return found
 
@@ -1000,14 +1119,22 @@ class _Collector(cst.CSTVisitor):
             return
         note = f"{owner}.{name} assigned in code"
         if value is None:
-            setting = Setting(Unknown(f"expression `{ctx.short(statement)}`"), SourceKind.CODE_OVERRIDE, ctx.origin(statement), ctx.text(statement), note=note)
+            setting = Setting(
+                Unknown(f"expression `{ctx.short(statement)}`"),
+                SourceKind.CODE_OVERRIDE,
+                ctx.origin(statement),
+                ctx.text(statement),
+                note=note,
+            )
             self.overrides.append(Override(name, setting, owner))
             return
         keyword = self.keyword(name, value, SourceKind.CODE_OVERRIDE, note)
         setting = keyword.setting
         applied = setting.value if keyword.reference is None else Unknown("follows another argument")
         if conditions:
-            setting = Setting(Unknown(_condition_reason(ctx, conditions[0])), setting.kind, setting.origin, setting.text, note=note)
+            setting = Setting(
+                Unknown(_condition_reason(ctx, conditions[0])), setting.kind, setting.origin, setting.text, note=note
+            )
         self.overrides.append(self.gated_override(name, setting, owner, self.flag_condition(conditions), applied))
 
     # ------------------------------------------------ imports

@@ -6,6 +6,7 @@ over an environment of variable bindings. Nothing is executed: a value that need
 reason. Every value keeps the byte span it was written at, character by character, so that an unquoted
 `$DISTRIBUTED_ARGS` can be split into words that each point inside the assignment's string.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -28,48 +29,152 @@ Span = Tuple[int, int]
 IFS_WHITESPACE = " \t\n\r"
 MAX_FUNCTION_DEPTH = 8
 MAX_SHELL_DEPTH = 4
-EXPANSION_TYPES = ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
-                   "process_substitution")
+EXPANSION_TYPES = (
+    "simple_expansion",
+    "expansion",
+    "command_substitution",
+    "arithmetic_expansion",
+    "process_substitution",
+)
 
 # ----------------------------------------------------------------------------- launcher option tables
 # Options are looked up after normalising `-` to `_` past the leading dashes (`--nproc-per-node`).
-TORCHRUN_VALUE_OPTIONS = frozenset({
-    "--nnodes", "--nproc_per_node", "--node_rank", "--master_addr", "--master_port", "--rdzv_backend",
-    "--rdzv_endpoint", "--rdzv_id", "--rdzv_conf", "--max_restarts", "--monitor_interval", "--start_method",
-    "--role", "--log_dir", "-r", "--redirects", "-t", "--tee", "--local_addr", "--logs_specs",
-    "--local_ranks_filter", "--omp_num_threads", "--event_log_handler", "--numa_binding", "--nproc",
-})
+TORCHRUN_VALUE_OPTIONS = frozenset(
+    {
+        "--nnodes",
+        "--nproc_per_node",
+        "--node_rank",
+        "--master_addr",
+        "--master_port",
+        "--rdzv_backend",
+        "--rdzv_endpoint",
+        "--rdzv_id",
+        "--rdzv_conf",
+        "--max_restarts",
+        "--monitor_interval",
+        "--start_method",
+        "--role",
+        "--log_dir",
+        "-r",
+        "--redirects",
+        "-t",
+        "--tee",
+        "--local_addr",
+        "--logs_specs",
+        "--local_ranks_filter",
+        "--omp_num_threads",
+        "--event_log_handler",
+        "--numa_binding",
+        "--nproc",
+    }
+)
 TORCHRUN_FLAGS = frozenset({"--standalone", "--no_python", "--run_path", "--use_env", "--virtual_local_rank"})
-DEEPSPEED_VALUE_OPTIONS = frozenset({
-    "-H", "--hostfile", "-i", "--include", "-e", "--exclude", "--num_nodes", "--min_elastic_nodes",
-    "--max_elastic_nodes", "--num_gpus", "--num_accelerators", "--master_port", "--master_addr", "--node_rank",
-    "--launcher", "--launcher_args", "--enable_each_rank_log", "--autotuning", "--ssh_port", "--venv_script",
-    "--comment", "--bind_core_list",
-})
-DEEPSPEED_FLAGS = frozenset({"--no_python", "--no_local_rank", "--no_ssh_check", "--force_multi", "--save_pid",
-                             "--elastic_training", "--bind_cores_to_rank", "--no_ssh"})
-ACCELERATE_VALUE_OPTIONS = frozenset({
-    "--config_file", "--num_processes", "--num_machines", "--machine_rank", "--main_process_ip",
-    "--main_process_port", "--mixed_precision", "--gpu_ids", "--num_cpu_threads_per_process", "--zero_stage",
-    "--offload_optimizer_device", "--offload_param_device", "--offload_optimizer_nvme_path",
-    "--offload_param_nvme_path", "--gradient_accumulation_steps", "--gradient_clipping", "--zero3_init_flag",
-    "--zero3_save_16bit_model", "--rdzv_backend", "--rdzv_conf", "--max_restarts", "--monitor_interval",
-    "--main_training_function", "--tpu_cluster", "--tpu_vm", "--env", "--mpirun_hostfile", "--mpirun_ccl",
-})
+DEEPSPEED_VALUE_OPTIONS = frozenset(
+    {
+        "-H",
+        "--hostfile",
+        "-i",
+        "--include",
+        "-e",
+        "--exclude",
+        "--num_nodes",
+        "--min_elastic_nodes",
+        "--max_elastic_nodes",
+        "--num_gpus",
+        "--num_accelerators",
+        "--master_port",
+        "--master_addr",
+        "--node_rank",
+        "--launcher",
+        "--launcher_args",
+        "--enable_each_rank_log",
+        "--autotuning",
+        "--ssh_port",
+        "--venv_script",
+        "--comment",
+        "--bind_core_list",
+    }
+)
+DEEPSPEED_FLAGS = frozenset(
+    {
+        "--no_python",
+        "--no_local_rank",
+        "--no_ssh_check",
+        "--force_multi",
+        "--save_pid",
+        "--elastic_training",
+        "--bind_cores_to_rank",
+        "--no_ssh",
+    }
+)
+ACCELERATE_VALUE_OPTIONS = frozenset(
+    {
+        "--config_file",
+        "--num_processes",
+        "--num_machines",
+        "--machine_rank",
+        "--main_process_ip",
+        "--main_process_port",
+        "--mixed_precision",
+        "--gpu_ids",
+        "--num_cpu_threads_per_process",
+        "--zero_stage",
+        "--offload_optimizer_device",
+        "--offload_param_device",
+        "--offload_optimizer_nvme_path",
+        "--offload_param_nvme_path",
+        "--gradient_accumulation_steps",
+        "--gradient_clipping",
+        "--zero3_init_flag",
+        "--zero3_save_16bit_model",
+        "--rdzv_backend",
+        "--rdzv_conf",
+        "--max_restarts",
+        "--monitor_interval",
+        "--main_training_function",
+        "--tpu_cluster",
+        "--tpu_vm",
+        "--env",
+        "--mpirun_hostfile",
+        "--mpirun_ccl",
+    }
+)
 ACCELERATE_VALUE_PREFIXES = ("--fsdp_", "--deepspeed_", "--megatron_lm_", "--dynamo_", "--tpu_", "--fp8_")
-ACCELERATE_FLAGS = frozenset({
-    "--cpu", "--multi_gpu", "--tpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--use_xpu", "--debug",
-    "--no_python", "--quiet", "-q", "--same_network", "--enable_cpu_affinity", "--downcast_bf16", "--ipex",
-    "--use_cpu", "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--dynamo_use_regional_compilation",
-    "--fsdp_use_orig_params", "--tpu_use_cluster", "--tpu_use_sudo", "--mpirun_ccl",
-})
+ACCELERATE_FLAGS = frozenset(
+    {
+        "--cpu",
+        "--multi_gpu",
+        "--tpu",
+        "--use_deepspeed",
+        "--use_fsdp",
+        "--use_megatron_lm",
+        "--use_xpu",
+        "--debug",
+        "--no_python",
+        "--quiet",
+        "-q",
+        "--same_network",
+        "--enable_cpu_affinity",
+        "--downcast_bf16",
+        "--ipex",
+        "--use_cpu",
+        "--dynamo_use_fullgraph",
+        "--dynamo_use_dynamic",
+        "--dynamo_use_regional_compilation",
+        "--fsdp_use_orig_params",
+        "--tpu_use_cluster",
+        "--tpu_use_sudo",
+        "--mpirun_ccl",
+    }
+)
 MODULE_FLAGS = {"torchrun": ("-m", "--module"), "deepspeed": ("--module",), "accelerate": ("-m", "--module")}
 PYTHON_VALUE_OPTIONS = ("-W", "-X")
 # Words that run the rest of the line as a command and do not change what the launch is.
 TRANSPARENT_WRAPPERS = frozenset({"nohup", "time", "exec", "command", "builtin", "env"})
 # Words whose own options we do not know: the launch is the first launcher word after them.
-SEARCHING_WRAPPERS = frozenset({"srun", "mpirun", "mpiexec", "timeout", "numactl", "taskset", "stdbuf",
-                                "xargs", "nice", "ionice", "sudo", "chrt"})
+SEARCHING_WRAPPERS = frozenset(
+    {"srun", "mpirun", "mpiexec", "timeout", "numactl", "taskset", "stdbuf", "xargs", "nice", "ionice", "sudo", "chrt"}
+)
 ISOLATING_WRAPPERS = frozenset({"srun", "mpirun", "mpiexec"})
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 LAUNCHER_NAMES = frozenset({"deepspeed", "torchrun", "accelerate", "llamafactory-cli"})
@@ -79,13 +184,51 @@ PYTHON_MODULE_LAUNCHERS = {
     "deepspeed.launcher.runner": "deepspeed",
     "accelerate.commands.launch": "accelerate",
 }
-SBATCH_SHORT = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-G": "gpus", "-p": "partition",
-                "-t": "time", "-J": "job-name", "-o": "output", "-e": "error", "-A": "account", "-w": "nodelist",
-                "-q": "qos", "-x": "exclude", "-C": "constraint", "-D": "chdir", "-a": "array",
-                "-d": "dependency", "-i": "input", "-L": "licenses", "-M": "clusters", "-S": "core-spec"}
-SBATCH_FLAGS = frozenset({"exclusive", "requeue", "no-requeue", "overcommit", "contiguous", "hold", "parsable",
-                          "test-only", "wait", "spread-job", "use-min-nodes", "oversubscribe", "ignore-pbs",
-                          "verbose", "quiet", "help", "usage", "no-kill"})
+SBATCH_SHORT = {
+    "-N": "nodes",
+    "-n": "ntasks",
+    "-c": "cpus-per-task",
+    "-G": "gpus",
+    "-p": "partition",
+    "-t": "time",
+    "-J": "job-name",
+    "-o": "output",
+    "-e": "error",
+    "-A": "account",
+    "-w": "nodelist",
+    "-q": "qos",
+    "-x": "exclude",
+    "-C": "constraint",
+    "-D": "chdir",
+    "-a": "array",
+    "-d": "dependency",
+    "-i": "input",
+    "-L": "licenses",
+    "-M": "clusters",
+    "-S": "core-spec",
+}
+SBATCH_FLAGS = frozenset(
+    {
+        "exclusive",
+        "requeue",
+        "no-requeue",
+        "overcommit",
+        "contiguous",
+        "hold",
+        "parsable",
+        "test-only",
+        "wait",
+        "spread-job",
+        "use-min-nodes",
+        "oversubscribe",
+        "ignore-pbs",
+        "verbose",
+        "quiet",
+        "help",
+        "usage",
+        "no-kill",
+    }
+)
 
 
 # ----------------------------------------------------------------------------- internal value model
@@ -147,8 +290,15 @@ class _State:
     local_frames: List[Dict[str, Optional[_Binding]]] = field(default_factory=list)
 
     def copy(self) -> "_State":
-        return _State(dict(self.env), self.cwd, self.cwd_lost, list(self.dir_stack), dict(self.functions),
-                      self.sourced, [dict(frame) for frame in self.local_frames])
+        return _State(
+            dict(self.env),
+            self.cwd,
+            self.cwd_lost,
+            list(self.dir_stack),
+            dict(self.functions),
+            self.sourced,
+            [dict(frame) for frame in self.local_frames],
+        )
 
 
 @dataclass(frozen=True)
@@ -249,7 +399,7 @@ def _iter_chars(data: bytes, start: int, end: int) -> Iterator[Tuple[str, int, i
     while index < end:
         lead = data[index]
         width = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4 if lead >> 3 == 30 else 1
-        chunk = data[index:min(index + width, end)]
+        chunk = data[index : min(index + width, end)]
         try:
             char = chunk.decode("utf-8")
         except UnicodeDecodeError:
@@ -274,7 +424,7 @@ def _basename(word: _Word) -> Optional[str]:
 def _is_python(name: Optional[str]) -> bool:
     if not name or not name.startswith("python"):
         return False
-    rest = name[len("python"):]
+    rest = name[len("python") :]
     return all(char.isdigit() or char == "." for char in rest)
 
 
@@ -284,7 +434,7 @@ def _normalise_option(option: str) -> str:
 
 
 def _node_text(doc: _Doc, node: Node) -> str:
-    return doc.data[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+    return doc.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
 
 def _shorten(text: str, limit: int = 80) -> str:
@@ -360,7 +510,7 @@ class _ShellReader:
         return doc.span(node.start_byte, node.end_byte)
 
     def _outer_text(self, span: Span) -> str:
-        return self.source.data[span[0]:span[1]].decode("utf-8", errors="replace")
+        return self.source.data[span[0] : span[1]].decode("utf-8", errors="replace")
 
     def _literal(self, doc: _Doc, start: int, end: int, mode: str) -> List[_Piece]:
         """Literal text with quote removal. mode: 'word' (unquoted), 'dquote', 'raw'."""
@@ -398,13 +548,17 @@ class _ShellReader:
             node = stack.pop()
             if node.is_missing:
                 origin = self._origin(self._node_span(doc, node))
-                message = (f"bash syntax error at line {origin.line}, column {origin.column}: missing "
-                           f"`{node.type}`; the rest was read as far as it parsed")
+                message = (
+                    f"bash syntax error at line {origin.line}, column {origin.column}: missing "
+                    f"`{node.type}`; the rest was read as far as it parsed"
+                )
                 found.append((origin.start_byte, Diagnostic("syntax-error", message, self.source.path, origin)))
             elif node.type == "ERROR":
                 origin = self._origin(self._node_span(doc, node))
-                message = (f"bash syntax error at line {origin.line}, column {origin.column}: cannot parse "
-                           f"`{_shorten(_node_text(doc, node), 40)}`; the rest was read as far as it parsed")
+                message = (
+                    f"bash syntax error at line {origin.line}, column {origin.column}: cannot parse "
+                    f"`{_shorten(_node_text(doc, node), 40)}`; the rest was read as far as it parsed"
+                )
                 found.append((origin.start_byte, Diagnostic("syntax-error", message, self.source.path, origin)))
             elif node.has_error:
                 stack.extend(node.children)
@@ -636,15 +790,24 @@ class _ShellReader:
             described.append("the caller's environment")
         if any(binding is not None and binding.is_unset for binding in bindings):
             described.append("unset")
-        reason = Unknown(f"${name} depends on which branch of the statement at line {line} runs: "
-                         + " or ".join(dict.fromkeys(described)))
+        reason = Unknown(
+            f"${name} depends on which branch of the statement at line {line} runs: "
+            + " or ".join(dict.fromkeys(described))
+        )
         summary = Setting(reason, SourceKind.SHELL_VARIABLE, None, "", via=settings)
         exported = any(binding is not None and binding.exported for binding in bindings)
         return _Binding((_Piece(unknown=reason),), settings, exported, summary)
 
     # ------------------------------------------------------------------ assignments
-    def _assign(self, node: Node, ctx: _Ctx, state: _State, exported: Optional[bool] = None,
-                local: bool = False, extra: Sequence[Node] = ()) -> Optional[Tuple[str, _Binding]]:
+    def _assign(
+        self,
+        node: Node,
+        ctx: _Ctx,
+        state: _State,
+        exported: Optional[bool] = None,
+        local: bool = False,
+        extra: Sequence[Node] = (),
+    ) -> Optional[Tuple[str, _Binding]]:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -657,8 +820,9 @@ class _ShellReader:
             name = _node_text(ctx.doc, name_node)
         appending = any(child.type == "+=" for child in node.children)
         if value_node is None:
-            equals_end = max((child.end_byte for child in node.children if child.type in ("=", "+=")),
-                             default=node.end_byte)
+            equals_end = max(
+                (child.end_byte for child in node.children if child.type in ("=", "+=")), default=node.end_byte
+            )
             span = ctx.doc.span(equals_end, equals_end)
         else:
             last = extra[-1] if extra else value_node
@@ -680,8 +844,9 @@ class _ShellReader:
             if is_element:
                 reason = Unknown(f"${name} has an array element assigned at line {self._origin(span).line}")
                 stored = (_Piece(unknown=reason, unknown_span=span, unmodelled=True),)
-            setting = Setting(self._value_of(stored), SourceKind.SHELL_VARIABLE, self._origin(span),
-                              self._outer_text(span), via)
+            setting = Setting(
+                self._value_of(stored), SourceKind.SHELL_VARIABLE, self._origin(span), self._outer_text(span), via
+            )
             binding = _Binding(stored, (setting,), is_exported)
         state.env[name] = binding
         return name, binding
@@ -691,14 +856,22 @@ class _ShellReader:
         children = [child for child in node.named_children if child.type != "comment"]
         for group in self._adjacent_groups(children):
             for word in self._words(group, ctx, state, SourceKind.SHELL_VARIABLE):
-                word_span = (word.setting.origin.start_byte, word.setting.origin.end_byte) \
-                    if word.setting.origin is not None else span
+                word_span = (
+                    (word.setting.origin.start_byte, word.setting.origin.end_byte)
+                    if word.setting.origin is not None
+                    else span
+                )
                 elements.append(_Element(self._store(list(word.pieces), word_span), word.setting))
         joined: Value = " ".join(e.setting.value for e in elements if isinstance(e.setting.value, str))
         if any(not isinstance(e.setting.value, str) for e in elements):
             joined = Unknown("an array with unknown elements")
-        setting = Setting(joined, SourceKind.SHELL_VARIABLE, self._origin(span), self._outer_text(span),
-                          _unique([e.setting for e in elements]))
+        setting = Setting(
+            joined,
+            SourceKind.SHELL_VARIABLE,
+            self._origin(span),
+            self._outer_text(span),
+            _unique([e.setting for e in elements]),
+        )
         first = elements[0].pieces if elements else ()
         return _Binding(first, (setting,), exported, elements=tuple(elements))
 
@@ -711,8 +884,20 @@ class _ShellReader:
                 stored.append(replace(piece, splittable=False, field_break=False, inner_via=()))
             else:
                 region = piece.region
-                stored.append(_Piece(piece.text, (region,) * len(piece.text), piece.via, (), piece.unknown,
-                                     region, False, None, piece.unmodelled, piece.positional))
+                stored.append(
+                    _Piece(
+                        piece.text,
+                        (region,) * len(piece.text),
+                        piece.via,
+                        (),
+                        piece.unknown,
+                        region,
+                        False,
+                        None,
+                        piece.unmodelled,
+                        piece.positional,
+                    )
+                )
         return tuple(stored)
 
     @staticmethod
@@ -740,8 +925,9 @@ class _ShellReader:
             exported = "n" not in options
         elif "x" in options:
             exported = True
-        local = keyword == "local" or (keyword in ("declare", "typeset") and bool(state.local_frames)
-                                       and "g" not in options)
+        local = keyword == "local" or (
+            keyword in ("declare", "typeset") and bool(state.local_frames) and "g" not in options
+        )
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self._assign(child, ctx, state, exported=exported, local=local)
@@ -768,8 +954,7 @@ class _ShellReader:
                 state.env[text] = _Binding((), (), False, is_unset=True)
 
     # ------------------------------------------------------------------ words
-    def _words(self, nodes: Union[Node, Sequence[Node]], ctx: _Ctx, state: _State,
-               kind: SourceKind) -> List[_Word]:
+    def _words(self, nodes: Union[Node, Sequence[Node]], ctx: _Ctx, state: _State, kind: SourceKind) -> List[_Word]:
         """The words an argument (one node, or adjacent nodes) becomes after expansion and splitting."""
         group = (nodes,) if isinstance(nodes, Node) else tuple(nodes)
         pieces = self._group_pieces(group, ctx, state, False)
@@ -785,18 +970,21 @@ class _ShellReader:
             if len(kept) > 1 or any(p.field_break for p in field_pieces[1:]):
                 regions = {p.region for p in field_pieces}
                 if len(regions) == 1 and None not in regions:
-                    starts = [span[0] for p in field_pieces for span in p.spans] + \
-                        [p.unknown_span[0] for p in field_pieces if p.unknown is not None]
-                    ends = [span[1] for p in field_pieces for span in p.spans] + \
-                        [p.unknown_span[1] for p in field_pieces if p.unknown is not None]
+                    starts = [span[0] for p in field_pieces for span in p.spans] + [
+                        p.unknown_span[0] for p in field_pieces if p.unknown is not None
+                    ]
+                    ends = [span[1] for p in field_pieces for span in p.spans] + [
+                        p.unknown_span[1] for p in field_pieces if p.unknown is not None
+                    ]
                     if starts:
                         span = (min(starts), max(ends))
                         origin, text = self._origin(span), self._outer_text(span)
                         via = _unique([s for p in field_pieces for s in p.inner_via])
             setting = Setting(self._value_of(field_pieces), kind, origin, text, via)
             unmodelled = tuple(p.unknown.reason for p in field_pieces if p.unmodelled and p.unknown is not None)
-            words.append(_Word(setting, tuple(field_pieces), group, any(p.positional for p in field_pieces),
-                               unmodelled))
+            words.append(
+                _Word(setting, tuple(field_pieces), group, any(p.positional for p in field_pieces), unmodelled)
+            )
         if passthrough_only:
             marker = Setting(Unknown("the script's arguments ($@) are passed through"), kind, node_origin, node_text)
             words.append(_Word(marker, (), group, True))
@@ -872,11 +1060,16 @@ class _ShellReader:
         while index < len(items):
             item = items[index]
             following = items[index + 1] if index + 1 < len(items) else None
-            if item.type == "$" and not item.is_named and following is not None \
-                    and following.start_byte == item.end_byte and following.type in ("word", "number"):
-                text = doc.data[following.start_byte:following.end_byte]
+            if (
+                item.type == "$"
+                and not item.is_named
+                and following is not None
+                and following.start_byte == item.end_byte
+                and following.type in ("word", "number")
+            ):
+                text = doc.data[following.start_byte : following.end_byte]
                 length = 0
-                while length < len(text) and (chr(text[length]).isalnum() or text[length:length + 1] == b"_"):
+                while length < len(text) and (chr(text[length]).isalnum() or text[length : length + 1] == b"_"):
                     length += 1
                 if length:
                     name = text[:length].decode("ascii", errors="replace")
@@ -886,8 +1079,11 @@ class _ShellReader:
                         out.extend(self._use_pieces(binding, span, in_dquote))
                     else:
                         out.extend(explained)
-                    out.extend(self._literal(doc, following.start_byte + length, following.end_byte,
-                                             "dquote" if in_dquote else "word"))
+                    out.extend(
+                        self._literal(
+                            doc, following.start_byte + length, following.end_byte, "dquote" if in_dquote else "word"
+                        )
+                    )
                     index += 2
                     continue
             out.extend(self._pieces(item, ctx, state, in_dquote))
@@ -921,13 +1117,24 @@ class _ShellReader:
     def _effective_start(doc: _Doc, node: Node) -> int:
         # tree-sitter-bash lets an expansion inside "..." start at the whitespace before its `$`.
         position = node.start_byte
-        while position < node.end_byte and doc.data[position:position + 1] in (b" ", b"\t", b"\n", b"\r"):
+        while position < node.end_byte and doc.data[position : position + 1] in (b" ", b"\t", b"\n", b"\r"):
             position += 1
         return position
 
     def _ansi_c(self, node: Node, doc: _Doc) -> List[_Piece]:
-        escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b",
-                   "e": "\x1b", "f": "\f", "v": "\v"}
+        escapes = {
+            "n": "\n",
+            "t": "\t",
+            "r": "\r",
+            "\\": "\\",
+            "'": "'",
+            '"': '"',
+            "a": "\a",
+            "b": "\b",
+            "e": "\x1b",
+            "f": "\f",
+            "v": "\v",
+        }
         chars: List[str] = []
         spans: List[Span] = []
         items = list(_iter_chars(doc.data, node.start_byte + 2, node.end_byte - 1))
@@ -945,14 +1152,27 @@ class _ShellReader:
         return [_Piece("".join(chars), tuple(spans))] if chars else []
 
     # ------------------------------------------------------------------ expansions
-    def _use_pieces(self, binding: _Binding, span: Span, in_dquote: bool,
-                    pieces: Optional[Sequence[_Piece]] = None, via: Optional[Tuple[Setting, ...]] = None
-                    ) -> List[_Piece]:
+    def _use_pieces(
+        self,
+        binding: _Binding,
+        span: Span,
+        in_dquote: bool,
+        pieces: Optional[Sequence[_Piece]] = None,
+        via: Optional[Tuple[Setting, ...]] = None,
+    ) -> List[_Piece]:
         """The stored pieces of a binding as they appear at a use site."""
         use_via = binding.settings if via is None else via
-        out = [replace(piece, via=use_via, inner_via=piece.via, region=span, splittable=not in_dquote,
-                       unknown_span=piece.unknown_span if piece.unknown_span != (0, 0) else span)
-               for piece in (binding.pieces if pieces is None else pieces)]
+        out = [
+            replace(
+                piece,
+                via=use_via,
+                inner_via=piece.via,
+                region=span,
+                splittable=not in_dquote,
+                unknown_span=piece.unknown_span if piece.unknown_span != (0, 0) else span,
+            )
+            for piece in (binding.pieces if pieces is None else pieces)
+        ]
         if in_dquote and not out:
             out = [_Piece(via=use_via, region=span)]
         return out
@@ -963,9 +1183,11 @@ class _ShellReader:
             if setting.origin is not None:
                 self.flows.append(Flow(setting.origin, target))
 
-    def _lookup(self, name: str, span: Span, state: _State, in_dquote: bool,
-                token: str) -> Tuple[Optional[_Binding], List[_Piece]]:
+    def _lookup(
+        self, name: str, span: Span, state: _State, in_dquote: bool, token: str
+    ) -> Tuple[Optional[_Binding], List[_Piece]]:
         """The binding of `name` (recording a flow) or the pieces explaining why it has none."""
+
         def unknown(reason: str, unmodelled: bool = False) -> List[_Piece]:
             return [_Piece(unknown=Unknown(reason), unknown_span=span, region=span, unmodelled=unmodelled)]
 
@@ -1041,8 +1263,9 @@ class _ShellReader:
         operator = operator_nodes[0].type
         operands = operator_nodes[1:]
         if operator in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
-            return self._default_operator(name, binding, explained, operator, operands, node, span, ctx, state,
-                                          in_dquote)
+            return self._default_operator(
+                name, binding, explained, operator, operands, node, span, ctx, state, in_dquote
+            )
         if operator in ("#", "##", "%", "%%"):
             return self._trim_operator(binding, explained, operator, operands, span, token, ctx, state, in_dquote)
         if operator == ":":
@@ -1057,8 +1280,9 @@ class _ShellReader:
     def _computed(text: str, span: Span, via: Tuple[Setting, ...], in_dquote: bool) -> _Piece:
         return _Piece(text, (span,) * len(text), via, via, None, span, not in_dquote, span)
 
-    def _operand_pieces(self, operands: Sequence[Node], close: Node, ctx: _Ctx, state: _State,
-                        in_dquote: bool) -> Tuple[List[_Piece], Span]:
+    def _operand_pieces(
+        self, operands: Sequence[Node], close: Node, ctx: _Ctx, state: _State, in_dquote: bool
+    ) -> Tuple[List[_Piece], Span]:
         """The word after an operator (`8` in `${GPUS:-8}`), literal gaps included."""
         doc = ctx.doc
         named = [child for child in operands if child.is_named or child.type not in (":", "}")]
@@ -1069,8 +1293,12 @@ class _ShellReader:
         out: List[_Piece] = []
         cursor = start
         for child in named:
-            if child.type in EXPANSION_TYPES or child.type in ("string", "raw_string", "concatenation",
-                                                               "ansi_c_string"):
+            if child.type in EXPANSION_TYPES or child.type in (
+                "string",
+                "raw_string",
+                "concatenation",
+                "ansi_c_string",
+            ):
                 if child.start_byte > cursor:
                     out.extend(self._literal(doc, cursor, child.start_byte, "dquote" if in_dquote else "word"))
                 out.extend(self._pieces(child, ctx, state, in_dquote))
@@ -1079,13 +1307,27 @@ class _ShellReader:
             out.extend(self._literal(doc, cursor, end, "dquote" if in_dquote else "word"))
         return out, doc.span(start, end)
 
-    def _default_operator(self, name: str, binding: Optional[_Binding], explained: List[_Piece], operator: str,
-                          operands: Sequence[Node], node: Node, span: Span, ctx: _Ctx, state: _State,
-                          in_dquote: bool) -> List[_Piece]:
+    def _default_operator(
+        self,
+        name: str,
+        binding: Optional[_Binding],
+        explained: List[_Piece],
+        operator: str,
+        operands: Sequence[Node],
+        node: Node,
+        span: Span,
+        ctx: _Ctx,
+        state: _State,
+        in_dquote: bool,
+    ) -> List[_Piece]:
         close = node.children[-1]
         null_counts = operator.startswith(":")
-        if binding is None and explained and explained[0].unknown is not None and \
-                "not set in this script" not in explained[0].unknown.reason:
+        if (
+            binding is None
+            and explained
+            and explained[0].unknown is not None
+            and "not set in this script" not in explained[0].unknown.reason
+        ):
             return explained  # positional or special parameter: cannot tell whether it is set
         if binding is None:
             state_of_value = "unset"
@@ -1105,27 +1347,48 @@ class _ShellReader:
             assert binding is not None
             return self._use_pieces(binding, span, in_dquote)
         if operator.lstrip(":") == "?":
-            return [_Piece(unknown=Unknown(f"${name} is required (`{_node_text(ctx.doc, node).strip()}`)"),
-                           unknown_span=span, region=span)]
+            return [
+                _Piece(
+                    unknown=Unknown(f"${name} is required (`{_node_text(ctx.doc, node).strip()}`)"),
+                    unknown_span=span,
+                    region=span,
+                )
+            ]
         word_pieces, word_span = self._operand_pieces(operands, close, ctx, state, in_dquote)
         stored = self._store(word_pieces, word_span)
-        default = Setting(self._value_of(stored), SourceKind.SHELL_VARIABLE, self._origin(word_span),
-                          self._outer_text(word_span), _unique([s for p in stored for s in p.via]),
-                          note=f"default of ${name}")
+        default = Setting(
+            self._value_of(stored),
+            SourceKind.SHELL_VARIABLE,
+            self._origin(word_span),
+            self._outer_text(word_span),
+            _unique([s for p in stored for s in p.via]),
+            note=f"default of ${name}",
+        )
         default_binding = _Binding(stored, (default,))
         self.flows.append(Flow(default.origin, self._origin(span)))  # type: ignore[arg-type]
         if operator.lstrip(":") == "=":
             exported = binding.exported if binding is not None else False
             state.env[name] = replace(default_binding, exported=exported)
-        pieces = [replace(piece, via=(default,), inner_via=piece.via, region=span, splittable=not in_dquote)
-                  for piece in word_pieces]
+        pieces = [
+            replace(piece, via=(default,), inner_via=piece.via, region=span, splittable=not in_dquote)
+            for piece in word_pieces
+        ]
         if in_dquote and not pieces:
             pieces = [_Piece(via=(default,), region=span)]
         return pieces
 
-    def _trim_operator(self, binding: Optional[_Binding], explained: List[_Piece], operator: str,
-                       operands: Sequence[Node], span: Span, token: str, ctx: _Ctx, state: _State,
-                       in_dquote: bool) -> List[_Piece]:
+    def _trim_operator(
+        self,
+        binding: Optional[_Binding],
+        explained: List[_Piece],
+        operator: str,
+        operands: Sequence[Node],
+        span: Span,
+        token: str,
+        ctx: _Ctx,
+        state: _State,
+        in_dquote: bool,
+    ) -> List[_Piece]:
         if binding is None:
             return explained
         value = self._value_of(binding.pieces)
@@ -1134,8 +1397,9 @@ class _ShellReader:
             pattern_pieces.extend(self._pieces(operand, ctx, state, in_dquote=True))
         pattern = self._value_of(pattern_pieces)
         if isinstance(value, Unknown) or isinstance(pattern, Unknown):
-            return self._use_pieces(binding, span, in_dquote, [_Piece(unknown=Unknown(
-                f"`{token}` trims a value that is not known"))])
+            return self._use_pieces(
+                binding, span, in_dquote, [_Piece(unknown=Unknown(f"`{token}` trims a value that is not known"))]
+            )
         if operator in ("%", "%%"):
             cuts = range(len(value), -1, -1) if operator == "%" else range(0, len(value) + 1)
             result = next((value[:cut] for cut in cuts if fnmatch.fnmatchcase(value[cut:], pattern)), value)
@@ -1144,8 +1408,17 @@ class _ShellReader:
             result = next((value[cut:] for cut in cuts if fnmatch.fnmatchcase(value[:cut], pattern)), value)
         return [self._computed(result, span, binding.settings, in_dquote)]
 
-    def _substring(self, binding: Optional[_Binding], explained: List[_Piece], operator_nodes: Sequence[Node],
-                   span: Span, token: str, ctx: _Ctx, state: _State, in_dquote: bool) -> List[_Piece]:
+    def _substring(
+        self,
+        binding: Optional[_Binding],
+        explained: List[_Piece],
+        operator_nodes: Sequence[Node],
+        span: Span,
+        token: str,
+        ctx: _Ctx,
+        state: _State,
+        in_dquote: bool,
+    ) -> List[_Piece]:
         if binding is None:
             return explained
         value = self._value_of(binding.pieces)
@@ -1157,15 +1430,25 @@ class _ShellReader:
         if isinstance(value, Unknown) or not numbers or any(number is None for number in numbers):
             return self._unmodelled_piece(f"`{token}` takes part of a value that is not known", span, binding)
         offset = numbers[0]
-        text = value[offset:] if offset >= 0 else value[len(value) + offset:]
+        text = value[offset:] if offset >= 0 else value[len(value) + offset :]
         if len(numbers) > 1:
             length = numbers[1]
-            text = text[:length] if length >= 0 else text[:length or None]
+            text = text[:length] if length >= 0 else text[: length or None]
         return [self._computed(text, span, binding.settings, in_dquote)]
 
-    def _subscript(self, name: str, binding: Optional[_Binding], explained: List[_Piece], index: Optional[Node],
-                   prefix: str, span: Span, token: str, ctx: _Ctx, state: _State, in_dquote: bool
-                   ) -> List[_Piece]:
+    def _subscript(
+        self,
+        name: str,
+        binding: Optional[_Binding],
+        explained: List[_Piece],
+        index: Optional[Node],
+        prefix: str,
+        span: Span,
+        token: str,
+        ctx: _Ctx,
+        state: _State,
+        in_dquote: bool,
+    ) -> List[_Piece]:
         if binding is None:
             return explained
         elements = binding.elements
@@ -1292,13 +1575,23 @@ class _ShellReader:
             quotient, remainder = _truncating_divmod(left, right)
             return (quotient if operator == "/" else remainder), "", via
         table = {
-            "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-            "**": lambda: left ** right if 0 <= right < 64 else None,
-            "<<": lambda: left << right if 0 <= right < 64 else None, ">>": lambda: left >> right if right >= 0 else None,
-            "&": lambda: left & right, "|": lambda: left | right, "^": lambda: left ^ right,
-            "<": lambda: int(left < right), ">": lambda: int(left > right), "<=": lambda: int(left <= right),
-            ">=": lambda: int(left >= right), "==": lambda: int(left == right), "!=": lambda: int(left != right),
-            "&&": lambda: int(bool(left) and bool(right)), "||": lambda: int(bool(left) or bool(right)),
+            "+": lambda: left + right,
+            "-": lambda: left - right,
+            "*": lambda: left * right,
+            "**": lambda: left**right if 0 <= right < 64 else None,
+            "<<": lambda: left << right if 0 <= right < 64 else None,
+            ">>": lambda: left >> right if right >= 0 else None,
+            "&": lambda: left & right,
+            "|": lambda: left | right,
+            "^": lambda: left ^ right,
+            "<": lambda: int(left < right),
+            ">": lambda: int(left > right),
+            "<=": lambda: int(left <= right),
+            ">=": lambda: int(left >= right),
+            "==": lambda: int(left == right),
+            "!=": lambda: int(left != right),
+            "&&": lambda: int(bool(left) and bool(right)),
+            "||": lambda: int(bool(left) or bool(right)),
         }
         if operator not in table:
             return None, f"the operator `{operator}`", via
@@ -1312,8 +1605,10 @@ class _ShellReader:
             field_name = node.field_name_for_child(index)
             if child.type == "command_name":
                 parts.extend(child.named_children)
-            elif field_name == "argument" or (child.is_named and child.type not in (
-                    "comment", "file_redirect", "herestring_redirect", "heredoc_redirect")):
+            elif field_name == "argument" or (
+                child.is_named
+                and child.type not in ("comment", "file_redirect", "herestring_redirect", "heredoc_redirect")
+            ):
                 parts.append(child)
             elif child.is_named:
                 self._scan(child, ctx, state)
@@ -1435,8 +1730,9 @@ class _ShellReader:
             state.env[name] = _Binding((_Piece(unknown=reason, unknown_span=span),), (setting,))
 
     # ------------------------------------------------------------------ launches
-    def _maybe_launch(self, node: Node, words: List[_Word], prefix_env: Dict[str, Setting], ctx: _Ctx,
-                      state: _State) -> None:
+    def _maybe_launch(
+        self, node: Node, words: List[_Word], prefix_env: Dict[str, Setting], ctx: _Ctx, state: _State
+    ) -> None:
         env = dict(prefix_env)
         wrapper = ctx.wrapper
         wrapper_args = ctx.wrapper_args
@@ -1451,12 +1747,17 @@ class _ShellReader:
                 continue
             if name in SEARCHING_WRAPPERS:
                 launchish = True
-                found = next((position for position in range(index + 1, len(words))
-                              if self._is_launcher_word(words[position])), None)
+                found = next(
+                    (position for position in range(index + 1, len(words)) if self._is_launcher_word(words[position])),
+                    None,
+                )
                 if name in ISOLATING_WRAPPERS and wrapper is None:
                     wrapper = name
-                    wrapper_args = tuple(w.setting for w in words[index + 1:found if found is not None else len(words)]
-                                         if not self._is_passthrough_marker(w))
+                    wrapper_args = tuple(
+                        w.setting
+                        for w in words[index + 1 : found if found is not None else len(words)]
+                        if not self._is_passthrough_marker(w)
+                    )
                 if found is None:
                     break
                 index = found
@@ -1498,8 +1799,16 @@ class _ShellReader:
             break
         return index
 
-    def _record_launch(self, node: Node, shape: _LaunchShape, words: Sequence[_Word], env: Dict[str, Setting],
-                       wrapper: Optional[str], ctx: _Ctx, state: _State) -> None:
+    def _record_launch(
+        self,
+        node: Node,
+        shape: _LaunchShape,
+        words: Sequence[_Word],
+        env: Dict[str, Setting],
+        wrapper: Optional[str],
+        ctx: _Ctx,
+        state: _State,
+    ) -> None:
         full_env: Dict[str, Setting] = {}
         for name, binding in state.env.items():
             if binding.exported and binding.hidden is None and not binding.is_unset and binding.setting is not None:
@@ -1511,8 +1820,10 @@ class _ShellReader:
                 for reason in word.unmodelled:
                     origin = word.setting.origin
                     if origin is not None:
-                        self._unmodelled(f"{reason}; this {shape.launcher} argument stays unknown",
-                                         (origin.start_byte, origin.end_byte))
+                        self._unmodelled(
+                            f"{reason}; this {shape.launcher} argument stays unknown",
+                            (origin.start_byte, origin.end_byte),
+                        )
         launch = Launch(
             launcher=shape.launcher,
             origin=self._origin(self._node_span(ctx.doc, node)),
@@ -1534,7 +1845,7 @@ class _ShellReader:
 
     def _launch_shape(self, words: Sequence[_Word], index: int) -> Optional[_LaunchShape]:
         name = _basename(words[index])
-        rest = list(words[index + 1:])
+        rest = list(words[index + 1 :])
         if name == "deepspeed":
             return self._split_launcher("deepspeed", rest, DEEPSPEED_VALUE_OPTIONS, DEEPSPEED_FLAGS)
         if name == "torchrun":
@@ -1542,8 +1853,9 @@ class _ShellReader:
         if name == "accelerate":
             if not rest or rest[0].known != "launch":
                 return None
-            return self._split_launcher("accelerate", rest[1:], ACCELERATE_VALUE_OPTIONS, ACCELERATE_FLAGS,
-                                        ACCELERATE_VALUE_PREFIXES)
+            return self._split_launcher(
+                "accelerate", rest[1:], ACCELERATE_VALUE_OPTIONS, ACCELERATE_FLAGS, ACCELERATE_VALUE_PREFIXES
+            )
         if name == "llamafactory-cli":
             if len(rest) < 2 or rest[0].known != "train":
                 return None
@@ -1561,8 +1873,13 @@ class _ShellReader:
             text = rest[index].known
             if text is None or not text.startswith("-") or text == "-":
                 break
-            if text == "-c" or (text.startswith("-") and not text.startswith("--") and "c" in text[1:]
-                                and not text.startswith(PYTHON_VALUE_OPTIONS) and not text.startswith("-m")):
+            if text == "-c" or (
+                text.startswith("-")
+                and not text.startswith("--")
+                and "c" in text[1:]
+                and not text.startswith(PYTHON_VALUE_OPTIONS)
+                and not text.startswith("-m")
+            ):
                 return None
             if text.startswith("-m"):
                 module_word = rest[index + 1] if text == "-m" and index + 1 < len(rest) else None
@@ -1570,15 +1887,16 @@ class _ShellReader:
                     module_word = replace(rest[index], setting=replace(rest[index].setting, value=text[2:]))
                 if module_word is None:
                     return None
-                after = rest[index + 2:] if text == "-m" else rest[index + 1:]
+                after = rest[index + 2 :] if text == "-m" else rest[index + 1 :]
                 module = module_word.known
                 if module in PYTHON_MODULE_LAUNCHERS:
                     launcher = PYTHON_MODULE_LAUNCHERS[module]
                     if launcher == "deepspeed":
                         return self._split_launcher(launcher, after, DEEPSPEED_VALUE_OPTIONS, DEEPSPEED_FLAGS)
                     if launcher == "accelerate":
-                        return self._split_launcher(launcher, after, ACCELERATE_VALUE_OPTIONS, ACCELERATE_FLAGS,
-                                                    ACCELERATE_VALUE_PREFIXES)
+                        return self._split_launcher(
+                            launcher, after, ACCELERATE_VALUE_OPTIONS, ACCELERATE_FLAGS, ACCELERATE_VALUE_PREFIXES
+                        )
                     return self._split_launcher(launcher, after, TORCHRUN_VALUE_OPTIONS, TORCHRUN_FLAGS)
                 return _LaunchShape("python", tuple(rest[:index]), module_word, True, tuple(after))
             if text in PYTHON_VALUE_OPTIONS:
@@ -1587,10 +1905,16 @@ class _ShellReader:
             index += 1
         if index >= len(rest):
             return None
-        return _LaunchShape("python", tuple(rest[:index]), rest[index], False, tuple(rest[index + 1:]))
+        return _LaunchShape("python", tuple(rest[:index]), rest[index], False, tuple(rest[index + 1 :]))
 
-    def _split_launcher(self, launcher: str, rest: Sequence[_Word], value_options: frozenset,
-                        flags: frozenset, value_prefixes: Tuple[str, ...] = ()) -> Optional[_LaunchShape]:
+    def _split_launcher(
+        self,
+        launcher: str,
+        rest: Sequence[_Word],
+        value_options: frozenset,
+        flags: frozenset,
+        value_prefixes: Tuple[str, ...] = (),
+    ) -> Optional[_LaunchShape]:
         """Separate launcher options from the entry script and its arguments."""
         module_flags = MODULE_FLAGS.get(launcher, ("-m", "--module"))
         is_module = False
@@ -1626,16 +1950,16 @@ class _ShellReader:
                 index += 2
             else:
                 following = rest[index + 1].known if index + 1 < len(rest) else None
-                takes_value = following is not None and not following.startswith("-") \
-                    and not following.endswith(".py")
+                takes_value = following is not None and not following.startswith("-") and not following.endswith(".py")
                 index += 2 if takes_value or (index + 1 < len(rest) and following is None) else 1
         if index >= len(rest):
             return None
-        return _LaunchShape(launcher, tuple(rest[:index]), rest[index], is_module, tuple(rest[index + 1:]))
+        return _LaunchShape(launcher, tuple(rest[:index]), rest[index], is_module, tuple(rest[index + 1 :]))
 
     # ------------------------------------------------------------------ inner shells
-    def _inner_shell(self, words: Sequence[_Word], index: int, env: Dict[str, Setting], wrapper: str,
-                     ctx: _Ctx, state: _State) -> None:
+    def _inner_shell(
+        self, words: Sequence[_Word], index: int, env: Dict[str, Setting], wrapper: str, ctx: _Ctx, state: _State
+    ) -> None:
         shell = _basename(words[index]) or "bash"
         position = index + 1
         command_word: Optional[_Word] = None
@@ -1720,9 +2044,14 @@ class _ShellReader:
         if not sees_everything:
             for name, binding in state.env.items():
                 if not binding.exported and binding.hidden is None:
-                    inner.env[name] = _Binding((), (), hidden=(
-                        f"${name} is set in the script but not exported, so the inner shell of `{label}` "
-                        "does not see it"))
+                    inner.env[name] = _Binding(
+                        (),
+                        (),
+                        hidden=(
+                            f"${name} is set in the script but not exported, so the inner shell of `{label}` "
+                            "does not see it"
+                        ),
+                    )
         for name, setting in env.items():
             text = setting.value if isinstance(setting.value, str) else ""
             pieces: Tuple[_Piece, ...]
@@ -1753,7 +2082,7 @@ class _ShellReader:
         data = doc.data
         line_end = data.find(b"\n", end)
         line_end = len(data) if line_end < 0 else line_end
-        content_end = line_end - 1 if line_end > end and data[line_end - 1:line_end] == b"\r" else line_end
+        content_end = line_end - 1 if line_end > end and data[line_end - 1 : line_end] == b"\r" else line_end
         tail = data[end:content_end]
         stripped = tail.lstrip(b" \t")
         offset = end + len(tail) - len(stripped)
@@ -1764,10 +2093,10 @@ class _ShellReader:
             return None
         if stripped and not stripped.startswith(b"#"):
             return None
-        if end - node.start_byte >= 2 and data[end - 2:end - 1] == b"\\" and data[end - 1:end] in (b" ", b"\t"):
+        if end - node.start_byte >= 2 and data[end - 2 : end - 1] == b"\\" and data[end - 1 : end] in (b" ", b"\t"):
             backslashes = 0
             position = end - 2
-            while position >= node.start_byte and data[position:position + 1] == b"\\":
+            while position >= node.start_byte and data[position : position + 1] == b"\\":
                 backslashes += 1
                 position -= 1
             if backslashes % 2 == 1:
@@ -1783,11 +2112,14 @@ class _ShellReader:
         origin = self._origin(span)
         orphan = self._orphan_word(doc, line_end)
         what = "a comment" if has_comment else "trailing whitespace"
-        message = (f"the `\\` at line {origin.line} is followed by {what}, so it escapes a space instead of "
-                   f"continuing the line: the {launcher} command ends here")
+        message = (
+            f"the `\\` at line {origin.line} is followed by {what}, so it escapes a space instead of "
+            f"continuing the line: the {launcher} command ends here"
+        )
         if orphan:
-            message += (f", and the following lines (starting with `{orphan}`) never reach it; they run as a "
-                        "separate command")
+            message += (
+                f", and the following lines (starting with `{orphan}`) never reach it; they run as a separate command"
+            )
         else:
             message += " and receives a stray ' ' argument; any flag added below it would be silently dropped"
         self.diagnostics.append(Diagnostic("broken-line-continuation", message, self.source.path, origin))
@@ -1801,7 +2133,7 @@ class _ShellReader:
         next_end = doc.data.find(b"\n", start)
         next_end = len(doc.data) if next_end < 0 else next_end
         first_char = start
-        while first_char < next_end and doc.data[first_char:first_char + 1] in (b" ", b"\t", b"\r"):
+        while first_char < next_end and doc.data[first_char : first_char + 1] in (b" ", b"\t", b"\r"):
             first_char += 1
         if first_char >= next_end:
             return None
@@ -1821,7 +2153,7 @@ class _ShellReader:
         for child in doc.root.children:
             if child.type != "comment":
                 break  # sbatch stops reading directives at the first command
-            text = doc.data[child.start_byte:child.end_byte]
+            text = doc.data[child.start_byte : child.end_byte]
             if text.startswith(b"#SBATCH"):
                 self._sbatch_line(child.start_byte + len(b"#SBATCH"), child.end_byte, found)
         return found
@@ -1830,15 +2162,20 @@ class _ShellReader:
         # A leading `: ` keeps tree-sitter from reading `--nodes=2` as a variable assignment.
         data = b": " + self.source.data[start:end]
         tree = _parse(data)
-        doc = _Doc(data, tree.root_node, (start, start) + tuple(range(start, end)),
-                   (start, start) + tuple(range(start + 1, end + 1)))
+        doc = _Doc(
+            data,
+            tree.root_node,
+            (start, start) + tuple(range(start, end)),
+            (start, start) + tuple(range(start + 1, end + 1)),
+        )
         command = next((c for c in tree.root_node.named_children if c.type == "command"), None)
         if command is None:
             return
         ctx = _Ctx(doc)
         nodes = [child for child in command.named_children if child.type not in ("command_name", "comment")]
-        tokens = [(self._value_of(self._pieces(n, ctx, _State(), False)), doc.span(n.start_byte, n.end_byte))
-                  for n in nodes]
+        tokens = [
+            (self._value_of(self._pieces(n, ctx, _State(), False)), doc.span(n.start_byte, n.end_byte)) for n in nodes
+        ]
         index = 0
         while index < len(tokens):
             value, span = tokens[index]

@@ -1,4 +1,5 @@
 """Reading a file's bytes safely and naming positions inside it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,7 +51,9 @@ def read_source(path: Union[str, Path]) -> Union[SourceText, Diagnostic]:
     try:
         size = Path(path).stat().st_size
         if size > MAX_BYTES:
-            return Diagnostic("unreadable-file", f"{shown} is {size} bytes; files over {MAX_BYTES} bytes are skipped", shown)
+            return Diagnostic(
+                "unreadable-file", f"{shown} is {size} bytes; files over {MAX_BYTES} bytes are skipped", shown
+            )
         data = Path(path).read_bytes()
     except FileNotFoundError:
         return Diagnostic("missing-file", f"{shown} does not exist", shown)
@@ -72,10 +75,13 @@ def read_config_file(path: Union[str, Path], format_name: str, parse) -> ConfigF
     try:
         return parse(source)
     except Exception as err:  # noqa: BLE001 - the reader contract is "never raise"
-        message = (f"internal error while reading {source.path} as {format_name.upper()}: "
-                   f"{type(err).__name__}: {err}")
-        return ConfigFile(path=source.path, format=format_name, values={},
-                          diagnostics=(Diagnostic("internal-error", message, source.path),))
+        message = f"internal error while reading {source.path} as {format_name.upper()}: {type(err).__name__}: {err}"
+        return ConfigFile(
+            path=source.path,
+            format=format_name,
+            values={},
+            diagnostics=(Diagnostic("internal-error", message, source.path),),
+        )
 
 
 def node_origin(source: SourceText, node) -> Origin:

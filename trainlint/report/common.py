@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from trainlint.resolution.batch import effective_batch  # noqa: F401 (re-exported)
 from trainlint.core import (
     Applicability,
     Edit,
@@ -21,6 +20,7 @@ from trainlint.core import (
     Value,
 )
 from trainlint.readers.source import SourceText, read_source
+from trainlint.resolution.batch import effective_batch  # noqa: F401 (re-exported)
 
 SEVERITY_ORDER: Tuple[Severity, ...] = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 RULES_DOC_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules.md"

@@ -15,9 +15,9 @@ from trainlint.checks import all_rules
 from trainlint.core import Edit, Finding, Origin, Report, Severity
 from trainlint.report.common import (
     PROJECT_URL,
-    applicability_name,
     RULES_DOC_URL,
     SourceLines,
+    applicability_name,
     by_location,
     fingerprint,
     fix_edits,

@@ -14,6 +14,7 @@ from trainlint.report.common import (
     severity_of,
     summary_line,
 )
+from trainlint.report.views import gpu_name
 
 SEVERITY_ICON = {"error": "🔴 error", "warning": "🟡 warning", "info": "🔵 info"}
 
@@ -74,7 +75,7 @@ def _memory_lines(
         return lines
     verdict = "fits" if estimate.fits else "**does not fit**"
     lines.append(
-        f"GPU `{estimate.gpu}`: {_gib(estimate.capacity_gib)} GiB usable; estimated peak "
+        f"GPU {gpu_name(estimate.gpu)} (`{estimate.gpu}`): {_gib(estimate.capacity_gib)} GiB usable; estimated peak "
         f"**{_gib(estimate.peak_gib)} GiB** "
         f"(interval {_gib(estimate.low_gib)}–{_gib(estimate.high_gib)} GiB), {verdict}."
     )

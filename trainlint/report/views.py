@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trainlint.core import MemoryEstimate, Setting, TrainingRun, Unknown
+from trainlint.memory import find_gpu
 from trainlint.report.common import effective_batch, format_value, relative_path
 
 # The knobs a user reads first; the rest follow alphabetically.
@@ -77,6 +78,12 @@ def render_show(runs: Iterable[TrainingRun], *, root: str = ".", color: bool = F
     return buffer.getvalue()
 
 
+def gpu_name(key: str) -> str:
+    """`NVIDIA A100 40GB` for the catalog key `a100-40gb` (an estimate names its GPU by key)."""
+    found = find_gpu(key)
+    return found.name if found is not None else key
+
+
 def _bar(value: float, scale: float, width: int = 40) -> str:
     cells = int(round(width * value / scale)) if scale > 0 else 0
     return "█" * max(0, min(width, cells))
@@ -99,7 +106,7 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
             continue
         verdict = Text("fits", style="green") if estimate.fits else Text("does not fit", style="bold red")
         header = Text(f"{run.id}: {estimate.peak_gib:.1f} GiB per GPU "
-                      f"({estimate.low_gib:.1f}–{estimate.high_gib:.1f}) on {estimate.gpu} "
+                      f"({estimate.low_gib:.1f}–{estimate.high_gib:.1f}) on {gpu_name(estimate.gpu)} "
                       f"({estimate.capacity_gib:.1f} GiB usable): ")
         header.append(verdict)
         console.print(header)

@@ -15,11 +15,11 @@ from trainlint.core import (
     Unknown,
 )
 from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, KNOBS, coerce, knob_for
-from trainlint.resolution.sharding import derive_fsdp
 from trainlint.readers.facts import ConfigFile, Keyword, Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
 from trainlint.resolution.flags import key_value, last_by_name, option_value, parse_flags
+from trainlint.resolution.sharding import derive_fsdp
 from trainlint.resolution.workspace import Workspace, transformers_pin
 from trainlint.resolution.world import world_size
 

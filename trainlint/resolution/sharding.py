@@ -1,6 +1,7 @@
 """FSDP written in any of its places (HF `--fsdp "full_shard auto_wrap"`, an accelerate config with
 `distributed_type: FSDP`, `accelerate launch --use_fsdp`, axolotl's `fsdp:` list or `fsdp_config:`),
 told in the terms the memory model reads: the ZeRO stage that shards the same states, and offload."""
+
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence, Tuple
@@ -19,8 +20,13 @@ _STAGE_OF_STRATEGY = {
     "no_shard": 0,
 }
 # accelerate also writes the strategy as torch's enum number.
-_STRATEGY_NUMBERS = {"1": "full_shard", "2": "shard_grad_op", "3": "no_shard", "4": "hybrid_shard",
-                     "5": "hybrid_shard_zero2"}
+_STRATEGY_NUMBERS = {
+    "1": "full_shard",
+    "2": "shard_grad_op",
+    "3": "no_shard",
+    "4": "hybrid_shard",
+    "5": "hybrid_shard_zero2",
+}
 _FSDP_DETAIL_KNOBS = ("fsdp_sharding_strategy", "fsdp_reshard_after_forward", "fsdp_offload_params")
 
 Winner = Callable[[str], Optional[Setting]]
@@ -52,7 +58,9 @@ def _launcher_option(launcher_args: Sequence[Setting], name: str) -> Optional[Se
     return option_value(launcher_args, name) if launcher_args else None
 
 
-def _fsdp_details(winner: Winner, launcher_args: Sequence[Setting]) -> Tuple[Optional[str], Optional[bool], Tuple[Setting, ...]]:
+def _fsdp_details(
+    winner: Winner, launcher_args: Sequence[Setting]
+) -> Tuple[Optional[str], Optional[bool], Tuple[Setting, ...]]:
     """The strategy and offload an accelerate/axolotl FSDP block gives (defaults: full sharding, no offload)."""
     sources = []
     strategy_setting = _launcher_option(launcher_args, "fsdp_sharding_strategy") or winner("fsdp_sharding_strategy")
@@ -78,7 +86,9 @@ def _fsdp_details(winner: Winner, launcher_args: Sequence[Setting]) -> Tuple[Opt
     return strategy or "full_shard", offloaded, tuple(sources)
 
 
-def fsdp_sharding(winner: Winner, launcher_args: Sequence[Setting] = ()) -> Optional[Tuple[str, bool, Tuple[Setting, ...]]]:
+def fsdp_sharding(
+    winner: Winner, launcher_args: Sequence[Setting] = ()
+) -> Optional[Tuple[str, bool, Tuple[Setting, ...]]]:
     """(strategy, offload, the settings that say so) when the job runs under FSDP, else None."""
     words = winner("fsdp")
     parsed = _from_option_words(words) if words is not None else None
@@ -89,10 +99,14 @@ def fsdp_sharding(winner: Winner, launcher_args: Sequence[Setting] = ()) -> Opti
     backend = winner("distributed_type")
     use_flag = _launcher_option(launcher_args, "use_fsdp")
     on = (backend is not None and _text(backend) is not None and _text(backend).upper() == "FSDP") or (
-        use_flag is not None and use_flag.value is True)
+        use_flag is not None and use_flag.value is True
+    )
     # axolotl: an `fsdp_config:` block with FSDP's own keys turns FSDP on.
-    details_written = [name for name in _FSDP_DETAIL_KNOBS if winner(name) is not None
-                       and winner(name).kind != SourceKind.FRAMEWORK_DEFAULT]
+    details_written = [
+        name
+        for name in _FSDP_DETAIL_KNOBS
+        if winner(name) is not None and winner(name).kind != SourceKind.FRAMEWORK_DEFAULT
+    ]
     if not on and not (details_written and winner("fsdp_version") is not None):
         return None
     strategy, offload, sources = _fsdp_details(winner, launcher_args)

@@ -4,14 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from trainlint.readers.deepspeed import read_json_config
 from trainlint.core import Setting
+from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
-from trainlint.readers.requirements import read_pin
 from trainlint.readers.python import read_python, resolve_import
+from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
 from trainlint.readers.yaml import read_yaml_config
-
 
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
                       "setup.py")
