@@ -200,3 +200,11 @@ def test_accelerate_config_gives_world_size_zero_stage_and_precision(tmp_path):
     assert run.settings["world_size"].value == 8
     assert run.settings["zero_stage"].value == 2
     assert run.settings["bf16"].value is True and run.settings["bf16"].kind == SourceKind.DERIVED
+
+
+def test_a_distributed_launch_of_a_missing_script_is_a_job_whatever_its_flags(tmp_path):
+    write_tree(tmp_path, {"run.sh": "deepspeed --num_gpus 2 train.py --bf16 True\n"})
+    [run] = _runs(tmp_path, "run.sh")
+    assert [d.kind for d in run.diagnostics] == ["missing-file"]
+    write_tree(tmp_path, {"eval.sh": "python eval.py --bf16 True\n"})
+    assert _runs(tmp_path, "eval.sh") == []  # a plain python helper that is missing is not a training job

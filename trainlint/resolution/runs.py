@@ -162,6 +162,9 @@ def _resolve_entry(build: _Build, dirs: Sequence[Path]) -> Optional[Path]:
     return found
 
 
+_DISTRIBUTED_LAUNCHERS = ("deepspeed", "torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate")
+
+
 def _looks_like_training(flags: Dict[str, object], facts: Optional[EntryFacts]) -> bool:
     if facts is not None and facts.is_training:
         return True
@@ -194,7 +197,9 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         if build.facts is not None:
             _code_settings(build, {})
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
-    if not _looks_like_training(flags, build.facts):
+    # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
+    gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
+    if not (gone_distributed or _looks_like_training(flags, build.facts)):
         return None
     if build.entry_exists is False:
         build.candidates.diagnostics.append(Diagnostic(
