@@ -25,7 +25,11 @@ def states_grounded(run: TrainingRun) -> bool:
     if isinstance(stage, Unknown):
         return False
     sharded = stage not in (0, None)
-    return resolve_model(run) is not None and not (sharded and known_int(run, "world_size") is None)
+    model = resolve_model(run)
+    # Dimensions guessed from `14b` in a checkpoint's name may belong to another kind of model
+    # altogether (a contrastive encoder, a mixture of experts): `estimate` shows them, rules do not.
+    known_model = model is not None and model.resolved_by != "name size"
+    return known_model and not (sharded and known_int(run, "world_size") is None)
 
 
 def grounded(run: TrainingRun) -> bool:
@@ -73,22 +77,19 @@ def on_gpu(ctx: CheckContext, estimate: JobMemoryEstimate) -> str:
 
 def assumption_note(run: TrainingRun) -> str:
     """What a verdict rests on beyond the user's files: a world size from a variable's fallback
-    (`${MLP_WORKER_GPU:-1}`, which the job's environment usually sets), or model dimensions guessed
-    from the size in its name. Empty when the verdict rests on facts only."""
+    (`${MLP_WORKER_GPU:-1}`, which the job's environment usually sets). Empty when the verdict
+    rests on facts only."""
     notes = []
     world = run.setting("world_size")
     for upstream in (world.chain() if world is not None else ()):
         if upstream.note.startswith("default of "):
             notes.append(f"world size {world.value} from the {upstream.note} (the environment may set it)")
             break
-    model = resolve_model(run)
-    if model is not None and model.resolved_by == "name size":
-        notes.append(f"the dimensions of `{run.value('model_name_or_path')}` guessed from the size in its name")
     return "".join(f", with {note}" for note in notes)
 
 
 def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) -> Severity:
     """A memory verdict that rests on an assumption (a GPU the user did not name, a fallback world
-    size, a model guessed from its name) is a warning, not an error."""
+    size) is a warning, not an error."""
     assumed = ctx.gpu_assumed or bool(assumption_note(run))
     return Severity.WARNING if assumed and severity == Severity.ERROR else severity
