@@ -78,7 +78,7 @@ class PerDeviceBatchTooLarge(Rule):
                 job(_FLAGS.format(batch=16, accum=1) + "--auto_find_batch_size True",
                     extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
         Example("a local checkpoint known only by the size in its name: no verdict",
-                job(_FLAGS.format(batch=16, accum=1).replace("lmsys/vicuna-7b-v1.5", "./ckpt/my-sft-13b"),
+                job(_FLAGS.format(batch=16, accum=1).replace("lmsys/vicuna-7b-v1.5", "./ckpt/my-sft-7b"),
                     extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),
         Example("the same recipe with micro-batch 1 and accumulation 16",
                 job(_FLAGS.format(batch=1, accum=16), extra={"zero2.json": ZERO2}), False,
