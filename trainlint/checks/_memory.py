@@ -93,3 +93,21 @@ def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) ->
     size) is a warning, not an error."""
     assumed = ctx.gpu_assumed or bool(assumption_note(run))
     return Severity.WARNING if assumed and severity == Severity.ERROR else severity
+
+
+SHORTEST_PROPOSED_LENGTH = 256
+
+
+def fitting_length(run: TrainingRun, gpu: Gpu, batch: int, limit: int) -> Optional[int]:
+    """The longest sequence (a multiple of 256 where possible) below `limit` at which a micro-batch of
+    `batch` fits, or None when not even the shortest proposed length does."""
+    low, high, found = SHORTEST_PROPOSED_LENGTH, limit - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        if training_estimate(run, gpu, per_device_train_batch_size=batch, max_seq_length=middle).fits:
+            found, low = middle, middle + 1
+        else:
+            high = middle - 1
+    if found is None:
+        return None
+    return (found // 256) * 256 or found

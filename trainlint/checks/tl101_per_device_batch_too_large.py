@@ -7,6 +7,7 @@ from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     assumption_note,
     fitting_batch,
+    fitting_length,
     grounded,
     on_gpu,
     over_capacity,
@@ -117,12 +118,20 @@ class PerDeviceBatchTooLarge(Rule):
             message += f"; {fits_at} fits ({smaller.peak_gib:.1f} GiB)"
         else:
             message += "; even a micro-batch of 1 does not fit (see the memory breakdown: `trainlint estimate`)"
+        limit = current.sequence_tokens
+        short_enough = fitting_length(run, ctx.gpu, batch, limit) if limit else None
+        if short_enough is not None:
+            message += f"; at this batch, samples up to about {short_enough} tokens fit"
+        severity = verdict_severity(ctx, self.severity, run)
+        if short_enough is not None and short_enough * 2 >= limit:
+            # Only batches of the longest samples overflow: a risk of the data, not a certainty.
+            severity = Severity.WARNING
         related: List[Related] = []
         accum_setting = run.setting("gradient_accumulation_steps")
         if accum_setting is not None and accum_setting.origin is not None:
             related.append(Related(accum_setting.origin, "gradient accumulation is set here"))
-        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting("per_device_train_batch_size"), related=related,
+        yield self.finding(run, message, severity=severity, at=run.setting("per_device_train_batch_size"),
+                           related=related,
                            fix=self._fix(run, ctx, batch, fits_at))
 
     def _fix(self, run: TrainingRun, ctx: CheckContext, batch: int, fits_at: Optional[int]) -> Optional[Fix]:

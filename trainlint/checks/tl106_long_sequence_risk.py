@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable
 
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     assumption_note,
+    fitting_length,
     grounded,
     on_gpu,
     over_capacity,
@@ -15,7 +16,6 @@ from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
 
 _SEQUENCE_TERMS = ("activations", "logits", "vision")
-_SHORTEST_PROPOSED = 256
 
 _FLAGS = """
 --deepspeed zero2.json
@@ -73,24 +73,10 @@ class LongSequenceRisk(Rule):
         tokens = f"the {length}-token limit" + (f" ({image_tokens} of them image tokens)" if image_tokens else "")
         message = (f"at a micro-batch of 1, a sample at {tokens} needs about {single.peak_gib:.1f} GiB per GPU on "
                    f"{on_gpu(ctx, single)}, {sequence_share:.1f} GiB of it grows with the sequence")
-        fitting = self._fitting_length(run, ctx, length)
+        fitting = fitting_length(run, ctx.gpu, 1, length)
         remedy = (f"a limit of {fitting} tokens fits" if fitting else "no shorter limit fits on its own")
         message += f"{assumption_note(run)}; {remedy}"
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
                            at=run.setting("max_seq_length"), fix=fix)
-
-    @staticmethod
-    def _fitting_length(run: TrainingRun, ctx: CheckContext, length: int) -> Optional[int]:
-        low, high, found = _SHORTEST_PROPOSED, length - 1, None
-        while low <= high:
-            middle = (low + high) // 2
-            if training_estimate(run, ctx.gpu, per_device_train_batch_size=1, max_seq_length=middle).fits:
-                found, low = middle, middle + 1
-            else:
-                high = middle - 1
-        if found is None:
-            return None
-        rounded = (found // 256) * 256  # a limit people write
-        return rounded or found
