@@ -256,6 +256,9 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("auto_find_batch_size",)},
         False,
     ),
+    Knob("use_galore", bool, "GaLore low-rank optimizer states", {ARGS: ("use_galore",)}),
+    Knob("use_apollo", bool, "APOLLO optimizer", {ARGS: ("use_apollo",)}),
+    Knob("use_badam", bool, "BAdam block-wise optimizer", {ARGS: ("use_badam",)}),
     Knob("prediction_loss_only", bool, "evaluation keeps only the loss", {ARGS: ("prediction_loss_only",)}, False),
     Knob(
         "eval_accumulation_steps",

@@ -18,11 +18,26 @@ OVER_CAPACITY_MARGIN = 0.10
 _TRAINING_STEP = {"eval_strategy": "no"}
 
 
+# Training methods whose optimizer states or trainable share the memory model does not know.
+UNMODELLED_OPTIMIZERS = ("use_galore", "use_apollo", "use_badam")
+
+
+def unmodelled_training(run: TrainingRun) -> Optional[str]:
+    """`use_galore`, or `finetuning_type freeze`: the model states are smaller than full training's
+    by an amount trainlint cannot tell, so they support no verdict."""
+    for knob in UNMODELLED_OPTIMIZERS:
+        if run.known(knob) is True:
+            return knob
+    if run.known("finetuning_type") == "freeze":
+        return "finetuning_type freeze"
+    return None
+
+
 def states_grounded(run: TrainingRun) -> bool:
     """Model states need the model and how ZeRO shards them: the stage and, when it shards, the
     world size. An unreadable stage (`--deepspeed $DS_CONFIG`) may well be ZeRO-3."""
     stage = run.value("zero_stage")
-    if isinstance(stage, Unknown):
+    if isinstance(stage, Unknown) or unmodelled_training(run):
         return False
     sharded = stage not in (0, None)
     model = resolve_model(run)
