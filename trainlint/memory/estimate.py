@@ -244,7 +244,8 @@ def _job(k: _Knobs, run: TrainingRun, model: Optional[ModelSpec], vision: Option
     optim = k.str("optim") or "adamw_torch"
     for knob_name in ("use_galore", "use_apollo", "use_badam"):
         if k.bool(knob_name):
-            notes.note(f"{knob_name}: its smaller optimizer states are not modelled (AdamW's are counted, an upper bound)")
+            notes.note(f"{knob_name}: its smaller optimizer states are not modelled "
+                       f"(AdamW's are counted, an upper bound)")
     if k.str("finetuning_type") == "freeze":
         notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
 
