@@ -169,6 +169,8 @@ class RunFacts:
     eval_dataset: Optional[bool] = None
     eval_dataset_origin: Optional[Origin] = None
     compute_metrics: Optional[bool] = None
+    # The trainer reduces logits before gathering them (`preprocess_logits_for_metrics`).
+    reduces_logits: bool = False
     # Option names the entry point's parser accepts (None when the parser is not known).
     accepted_flags: Optional[frozenset] = None
     parse_known_args: bool = False

@@ -49,12 +49,17 @@ class EvalAccumulatesPredictions(Rule):
                 job(_FLAGS.format(extra=""), eval_dataset=_WITH_METRICS), True),
         Example("predictions moved to the CPU every 4 steps",
                 job(_FLAGS.format(extra="\n--eval_accumulation_steps 4"), eval_dataset=_WITH_METRICS), False),
+        Example("logits reduced before they are gathered",
+                job(_FLAGS.format(extra=""), eval_dataset=_WITH_METRICS + ", preprocess_logits_for_metrics=argmax"),
+                False),
         Example("no compute_metrics", job(_FLAGS.format(extra=""), eval_dataset="eval_set"), False),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if run.facts.compute_metrics is not True or evaluation_runs(run).runs is not True:
             return
+        if run.facts.reduces_logits:
+            return  # preprocess_logits_for_metrics keeps only what the metric needs (argmax ids)
         if run.value("eval_accumulation_steps") is not None or known_bool(run, "prediction_loss_only"):
             return
         batch = known_int(run, "per_device_eval_batch_size")

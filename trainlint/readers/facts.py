@@ -110,6 +110,8 @@ class TrainerCall:
     compute_metrics: Optional[Setting] = None
     # `**data_module`-style splats: the keywords cannot be seen.
     has_splat: bool = False
+    # `preprocess_logits_for_metrics=`: logits are reduced (e.g. to argmax ids) before they are gathered.
+    preprocess_logits: Optional[Setting] = None
 
 
 @dataclass(frozen=True)

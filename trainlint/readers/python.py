@@ -936,6 +936,11 @@ class _Collector(cst.CSTVisitor):
             compute_metrics = self.optional_value(
                 keywords["compute_metrics"].value, kind, f"{callee}(compute_metrics=...)"
             )
+        reduces_logits = None
+        if "preprocess_logits_for_metrics" in keywords:
+            reduces_logits = self.optional_value(
+                keywords["preprocess_logits_for_metrics"].value, kind, f"{callee}(preprocess_logits_for_metrics=...)"
+            )
         splats = [arg.value for arg in node.args if arg.star == "**"]
         if eval_dataset is None:
             for splat in splats:
@@ -943,7 +948,9 @@ class _Collector(cst.CSTVisitor):
                 if eval_dataset is not None:
                     break
         origin = ctx.origin(node) or _empty_origin(ctx.source)
-        self.trainer_calls.append(TrainerCall(callee, origin, eval_dataset, compute_metrics, bool(splats)))
+        self.trainer_calls.append(
+            TrainerCall(callee, origin, eval_dataset, compute_metrics, bool(splats), preprocess_logits=reduces_logits)
+        )
 
     def splat_eval_dataset(self, splat: CstExpr, call: cst.Call) -> Optional[Setting]:
         """The `eval_dataset` inside `**data_module` when the dict is built visibly in this file."""

@@ -644,6 +644,8 @@ def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> T
         eval_dataset=eval_dataset,
         eval_dataset_origin=eval_where.origin if eval_where is not None else None,
         compute_metrics=compute_metrics,
+        reduces_logits=bool(facts is not None and any(
+            c.preprocess_logits is not None and c.preprocess_logits.value is not None for c in facts.trainer_calls)),
         accepted_flags=facts.accepted_flags() if facts else None,
         parse_known_args=facts.parse_known_args if facts else False,
         python_files=tuple(m.path for m in facts.modules) if facts else (),
