@@ -173,6 +173,8 @@ class RunFacts:
     reduces_logits: bool = False
     # Option names the entry point's parser accepts (None when the parser is not known).
     accepted_flags: Optional[frozenset] = None
+    # The subset the entry script defines itself (the rest comes from HF's TrainingArguments).
+    own_flags: frozenset = frozenset()
     parse_known_args: bool = False
     # A data-level factor: samples per item the entry script packs beyond the per-device batch.
     batch_multiplier: Optional[Setting] = None

@@ -11,6 +11,8 @@ from trainlint.knobs import HF_VERSIONED_FIELDS
 
 _LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 {flag}\n"
 _PINNED = "transformers==4.51.2\ntorch==2.3.0\n"
+_LENGTH_FIELD = "    model_max_length: int = field(default=2048)\n"
+_OWN_OLD_FIELD = _LENGTH_FIELD + '    evaluation_strategy: str = field(default="no")\n'
 
 
 class UnknownTrainingArgument(Rule):
@@ -52,6 +54,10 @@ class UnknownTrainingArgument(Rule):
         Example("a removed HF flag when no version is pinned",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"),
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
+        Example("an old flag name the script defines itself",
+                {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None").replace(_LENGTH_FIELD, _OWN_OLD_FIELD)},
+                False),
         Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
                                                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
     )
@@ -65,7 +71,7 @@ class UnknownTrainingArgument(Rule):
             if pin is not None and pin.origin is not None else ()
         for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
-            if normalized in HF_VERSIONED_FIELDS:
+            if normalized in HF_VERSIONED_FIELDS and normalized not in run.facts.own_flags:
                 problem = _version_problem(normalized, pin)
                 if problem is not None:
                     yield self.finding(run, f"`--{name}` {problem}", origin=word.origin, related=pinned_here)

@@ -70,6 +70,10 @@ class EntryFacts:
             names |= HF_TRAINING_ARGUMENTS_FIELDS
         return frozenset(names)
 
+    def own_flags(self) -> frozenset:
+        """Flags the script defines itself (its dataclass fields and argparse options)."""
+        return frozenset(set(self.fields) | set(self.option_dest))
+
     def is_bool(self, name: str) -> bool:
         name = name.replace("-", "_")
         found = self.fields.get(name)

@@ -647,6 +647,7 @@ def _finish(build: _Build, shown_script: str, run_id: Optional[str] = None) -> T
         reduces_logits=bool(facts is not None and any(
             c.preprocess_logits is not None and c.preprocess_logits.value is not None for c in facts.trainer_calls)),
         accepted_flags=facts.accepted_flags() if facts else None,
+        own_flags=facts.own_flags() if facts else frozenset(),
         parse_known_args=facts.parse_known_args if facts else False,
         python_files=tuple(m.path for m in facts.modules) if facts else (),
         flags=build.flags,
