@@ -61,16 +61,16 @@ class _Candidates:
 
     def winner(self, knob_name: str) -> Optional[Setting]:
         found = self.by_knob.get(knob_name)
-        return sorted(reversed(found), key=lambda s: -PRECEDENCE[s.kind])[0] if found else None
+        return by_precedence(found)[0] if found else None
 
     def resolve(self) -> Tuple[Dict[str, Setting], Dict[str, Tuple[Setting, ...]]]:
-        settings, pins = {}, {}
-        for name, found in self.by_knob.items():
-            # Stable sort: among equals the later-added (e.g. a later flag) comes first.
-            ordered = sorted(reversed(found), key=lambda s: -PRECEDENCE[s.kind])
-            settings[name] = ordered[0]
-            pins[name] = tuple(ordered)
-        return settings, pins
+        pins = {name: tuple(by_precedence(found)) for name, found in self.by_knob.items()}
+        return {name: ordered[0] for name, ordered in pins.items()}, pins
+
+
+def by_precedence(settings: Sequence[Setting]) -> List[Setting]:
+    """Highest precedence first; among equals the later-written (a repeated flag) first."""
+    return sorted(reversed(settings), key=lambda s: -PRECEDENCE[s.kind])
 
 
 def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> Setting:
@@ -347,7 +347,7 @@ def _deepspeed_config(build: _Build, flags, dirs: Sequence[Path]) -> None:
         if accelerate_config is None:
             build.candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
         return
-    winner = sorted(reversed(chosen), key=lambda s: -PRECEDENCE[s.kind])[0]
+    winner = by_precedence(chosen)[0]
     if winner.value is None or winner.value == "":
         build.candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
                                                    via=(winner,)))
