@@ -14,7 +14,7 @@ from trainlint.core import (
     TrainingRun,
     Unknown,
 )
-from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, KNOBS, coerce, knob_for
+from trainlint.knobs import ACCELERATE, ARGS, AXOLOTL, DEEPSPEED, HF_BOOL_FIELDS, KNOBS, coerce, knob_for
 from trainlint.readers.facts import ConfigFile, Keyword, Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
@@ -185,7 +185,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     elif launch.entry is not None and isinstance(launch.entry.value, str) and entry_path is None:
         build.entry_exists = False
 
-    is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in _bool_names())
+    is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in HF_BOOL_FIELDS)
     parsed, positionals = parse_flags(launch.script_args, is_bool)
     flags = last_by_name(parsed)
     build.flags = tuple((flag.name, flag.flag) for flag in parsed)
@@ -214,12 +214,6 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     if build.facts is None or build.facts.uses_hf_trainer:
         _framework_defaults(build.candidates)
     return _finish(build, shown_script)
-
-
-def _bool_names():
-    from trainlint.knobs import HF_BOOL_FIELDS
-
-    return HF_BOOL_FIELDS
 
 
 def _launcher_settings(build: _Build, flags) -> None:
