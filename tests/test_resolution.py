@@ -208,3 +208,18 @@ def test_a_distributed_launch_of_a_missing_script_is_a_job_whatever_its_flags(tm
     assert [d.kind for d in run.diagnostics] == ["missing-file"]
     write_tree(tmp_path, {"eval.sh": "python eval.py --bf16 True\n"})
     assert _runs(tmp_path, "eval.sh") == []  # a plain python helper that is missing is not a training job
+
+
+def test_an_argument_copied_between_namespaces_keeps_its_value(tmp_path):
+    code = TRAIN_PY.replace("{eval_dataset}", "None").replace(
+        "    model_max_length: int = field(default=2048)\n",
+        "    model_max_length: int = field(default=2048)\n    tune_mm_mlp_adapter: bool = field(default=False)\n",
+    ).replace(
+        "    trainer = transformers.Trainer(",
+        "    if model_args.vision_tower is not None:\n"
+        "        model.config.tune_mm_mlp_adapter = training_args.tune_mm_mlp_adapter = "
+        "model_args.tune_mm_mlp_adapter\n    trainer = transformers.Trainer(")
+    run = _one(tmp_path, "torchrun train.py --tune_mm_mlp_adapter True --per_device_train_batch_size 2\n",
+               {"train.py": code})
+    setting = run.settings["tune_mm_mlp_adapter"]
+    assert setting.value is True and setting.kind == SourceKind.LAUNCHER_FLAG

@@ -288,7 +288,7 @@ def _code_settings(build: _Build, flags) -> None:
             build.candidates.add(target, item.default)
     for override in facts.overrides:
         target = knob_for(override.name)
-        if target is None:
+        if target is None or _copies_argument(override):
             continue
         setting = replace(override.setting, kind=SourceKind.CODE_OVERRIDE)
         if override.when is not None:
@@ -307,6 +307,14 @@ def _code_settings(build: _Build, flags) -> None:
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
             build.candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                                  keyword.setting.origin, note="get_peft_model"))
+
+
+def _copies_argument(override) -> bool:
+    """`training_args.x = model_args.x`: the same argument copied between namespaces, which the
+    knob (one name across every argument class) already holds."""
+    text = override.setting.text.strip()
+    head, dot, attribute = text.rpartition(".")
+    return bool(dot) and head.isidentifier() and attribute == override.name
 
 
 def _argument_value(build: _Build, flags, argparse_values: Dict[str, Setting], name: str) -> Optional[Setting]:
