@@ -87,7 +87,7 @@ MAX_REASON_CHARS = 80
 # libcst's native parser overflows its stack (a segmentation fault, not an exception) on very deep
 # syntax trees: thousands of chained operators or nested brackets. Such text is screened first.
 MAX_CHAIN_TOKENS = 2000  # operators and call/subscript trailers in one statement
-MAX_BRACKET_DEPTH = 200  # CPython refuses deeper nesting too
+MAX_BRACKET_DEPTH = 100  # below CPython's own tokenizer limit (200), which 3.12+ raises before we count it
 MAX_ELIF = 2000
 CHAIN_OPERATORS = frozenset(
     {
