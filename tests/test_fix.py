@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MOE_LLAVA, write_tree
+from tests.conftest import MOE_LLAVA, SAMPLES, write_tree
 from trainlint.checks._examples import TRAIN_PY, job
 from trainlint.core import Applicability, Edit, Finding, Fix, Severity
 from trainlint.fixers.atomic import write_atomically
@@ -268,19 +268,29 @@ ARGPARSE_TRAIN = ("import argparse\nimport transformers\np = argparse.ArgumentPa
                   "ta = transformers.TrainingArguments(output_dir='o', bf16=args.bf16, fp16=not args.bf16)\n")
 
 
-def test_a_fix_with_no_safe_place_is_left_for_a_human(tmp_path, cli):
-    # `--bf16` feeds both bf16 and (negated) fp16: no single edit switches one of them alone.
+def test_a_store_true_switch_feeding_both_precisions_is_dropped(tmp_path, cli):
+    # `--bf16` feeds bf16 and, negated, fp16: dropping the switch gives fp16 on and bf16 off together.
     files = {"train.py": ARGPARSE_TRAIN, "run.sh": "torchrun --nproc_per_node 2 train.py --bf16\n"}
     write_tree(tmp_path, files)
+    code, out, _ = fix(cli, tmp_path, ".", "--select", "TL203", "--gpu", "v100-32gb")
+    assert snapshot(tmp_path)["run.sh"] == files["run.sh"].encode()  # unsafe: not without --unsafe-fixes
     code, out, _ = fix(cli, tmp_path, ".", "--select", "TL203", "--gpu", "v100-32gb", "--unsafe-fixes")
-    assert snapshot(tmp_path) == {name: text.encode() for name, text in files.items()}
-    assert code == 1
-    assert "No fixes to apply." in out and "Left for a human:" in out and "TL203" in out
+    assert snapshot(tmp_path)["run.sh"] == b"torchrun --nproc_per_node 2 train.py\n"
+    assert code == 0 and "TL203" in out
+    assert cli.codes(tmp_path, ".", "--select", "TL203", "--gpu", "v100-32gb") == []
+
+
+def test_a_switch_on_its_own_continued_line_goes_with_its_line(tmp_path, cli):
+    files = {"train.py": ARGPARSE_TRAIN,
+             "run.sh": "torchrun --nproc_per_node 2 train.py \\\n    --bf16 \\\n    --micro-batch-size 2\n"}
+    write_tree(tmp_path, files)
+    fix(cli, tmp_path, ".", "--select", "TL203", "--gpu", "v100-32gb", "--unsafe-fixes")
+    assert snapshot(tmp_path)["run.sh"] == b"torchrun --nproc_per_node 2 train.py \\\n    --micro-batch-size 2\n"
 
 
 # ------------------------------------------------------------------ refusals
-def test_bare_switch_of_an_argparse_script_is_not_rewritten(tmp_path):
-    from trainlint.core import KnobChange, SourceKind
+def test_a_switch_is_dropped_with_its_blank_and_never_turned_on(tmp_path):
+    from trainlint.core import KnobChange
     from trainlint.fixers.planner import Planner, Refused
 
     script = ARGPARSE_TRAIN.replace(", fp16=not args.bf16", "")
@@ -290,9 +300,12 @@ def test_bare_switch_of_an_argparse_script_is_not_rewritten(tmp_path):
     try:
         result = lint([Path("run.sh")], make_target("v100-32gb"))
         [run] = result.scan.runs
-        assert run.settings["bf16"].kind == SourceKind.LAUNCHER_FLAG
+        [edit] = Planner(result).change(run, KnobChange("bf16", True, False))
+        assert (edit.origin.start_byte, edit.origin.end_byte, edit.content) == (17, 24, "")  # " --bf16"
         with pytest.raises(Refused, match="switch"):
-            Planner(result).change(run, KnobChange("bf16", True, False))
+            # Turning a store-true switch on where the knob reads it negated is not a deletion.
+            from trainlint.fixers.planner import _drop_switch
+            _drop_switch(b"x --bf16\n", edit.origin, "--bf16", True, True)
     finally:
         os.chdir(cwd)
 
@@ -370,3 +383,14 @@ def test_edits_collide_only_when_their_order_or_bytes_would_be_ambiguous():
     assert collide(at(1, 3), at(2, 4)) and collide(at(2, 2), at(2, 2, "y")) and collide(at(2, 2), at(1, 3))
     assert not collide(at(1, 3), at(3, 5)) and not collide(at(1, 3), at(1, 3)) and not collide(at(3, 3), at(1, 3))
     assert apply_edits(b"0123456789", [at(1, 3, "ab"), at(5, 5, "+"), at(9, 10, "")]) == b"0ab34+5678"
+
+
+def test_docowl_story_a100_launcher_moves_to_fp16_for_v100(tmp_path, cli):
+    folder = tmp_path / "docowl"
+    shutil.copytree(SAMPLES / "stories" / "docowl", folder)
+    fix(cli, folder, "scripts/train_it.sh", "--gpu", "v100-32gb", "--num-gpus", "8", "--unsafe-fixes",
+        "--select", "TL203")
+    _, document = cli.check_json(folder, "scripts/train_it.sh", "--gpu", "v100-32gb", "--num-gpus", "8")
+    [run] = document["runs"]
+    assert run["settings"]["bf16"]["value"] is False and run["settings"]["fp16"]["value"] is True
+    assert not [f for f in document["findings"] if f["code"] == "TL203"]

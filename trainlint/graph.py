@@ -69,25 +69,27 @@ class SettingsGraph:
         key = node_key(origin)
         return list(self.graph.successors(key)) if key in self.graph else []
 
-    def is_exclusive(self, origin: Origin, run_id: str, knob: str) -> bool:
-        """True when the value written at `origin` reaches nothing but this run's knob."""
+    def is_exclusive(self, origin: Origin, run_id: str, knob: str, together: Iterable[str] = ()) -> bool:
+        """True when the value written at `origin` reaches nothing but this run's knob (and the
+        knobs in `together`, which the same fix changes consistently)."""
         key = node_key(origin)
         if key not in self.graph:
             return True
-        allowed = knob_node(run_id, knob)
+        allowed = {knob_node(run_id, name) for name in (knob, *together)}
         for reached in nx.descendants(self.graph, key):
-            if isinstance(reached, tuple) and reached and reached[0] == "knob" and reached != allowed:
+            if isinstance(reached, tuple) and reached and reached[0] == "knob" and reached not in allowed:
                 return False
-            if reached != allowed and reached not in (("run", run_id),) and self.graph.out_degree(reached) == 0:
+            if reached not in allowed and reached != ("run", run_id) and self.graph.out_degree(reached) == 0:
                 return False  # an expansion used by something that is not a knob (e.g. `--lr $((B*2))`)
         return True
 
-    def fix_target(self, run_id: str, knob: str, setting: Setting) -> Optional[Setting]:
-        """The place to edit so that only this run's knob changes: the head of the provenance chain
-        if it is exclusive, else the nearest exclusive place on the chain."""
+    def fix_target(self, run_id: str, knob: str, setting: Setting, together: Iterable[str] = ()) -> Optional[Setting]:
+        """The place to edit so that only this run's knob (and `together`) changes: the head of the
+        provenance chain if it is exclusive, else the nearest exclusive place on the chain."""
+        together = tuple(together)
         chain = [s for s in _linear_chain(setting) if s.origin is not None]
         for candidate in reversed(chain):
-            if self.is_exclusive(candidate.origin, run_id, knob):
+            if self.is_exclusive(candidate.origin, run_id, knob, together):
                 return candidate
         return None
 

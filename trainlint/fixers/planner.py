@@ -11,6 +11,7 @@ from trainlint.core import (
     Edit,
     Finding,
     KnobChange,
+    Origin,
     Setting,
     SourceKind,
     TrainingRun,
@@ -107,12 +108,16 @@ class Planner:
         if run is None:
             raise Refused("the fix belongs to no resolved job")
         edits: List[Edit] = []
+        knobs = [change.knob for change in finding.fix.changes]
         for change in finding.fix.changes:
-            edits.extend(self.change(run, change))
+            together = tuple(name for name in knobs if name != change.knob)
+            edits.extend(self.change(run, change, together))
         return edits
 
     # ------------------------------------------------------------ one knob
-    def change(self, run: TrainingRun, change: KnobChange) -> List[Edit]:
+    def change(self, run: TrainingRun, change: KnobChange, together: Tuple[str, ...] = ()) -> List[Edit]:
+        """Edits that give `change.knob` its new value; `together` are the other knobs the same fix
+        changes (a place they share with this knob may be edited for all of them)."""
         knob, new = change.knob, change.new
         if knob in _NOT_WRITABLE:
             raise Refused(f"{knob} is a property of the machine, not a setting to rewrite")
@@ -122,7 +127,7 @@ class Planner:
         if winner is not None and winner.origin is not None and winner.kind not in _INSERT_INSTEAD:
             if same_value(winner.value, new):
                 return []
-            return [self._replace_at(run, knob, winner, new)]
+            return [self._replace_at(run, knob, winner, new, together)]
         if knob.startswith("ds_"):
             if new == "auto":
                 return []  # nothing pins it: DeepSpeed already takes the trainer's value
@@ -131,8 +136,9 @@ class Planner:
             return []
         return [self._insert(run, knob, new)]
 
-    def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value) -> Edit:
-        target = self._target(run, knob, winner, new)
+    def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
+                    together: Tuple[str, ...] = ()) -> Edit:
+        target = self._target(run, knob, winner, new, together)
         if target is None:
             if winner.kind in _BELOW_LAUNCHER and _passes_flags(run):
                 # The value is shared with other jobs: a flag on this job's command overrides it here only.
@@ -141,14 +147,15 @@ class Planner:
                           f"no place changes this job alone")
         return self._rewrite(target, new)
 
-    def _target(self, run: TrainingRun, knob: str, winner: Setting, new: Value) -> Optional[Setting]:
+    def _target(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
+                together: Tuple[str, ...] = ()) -> Optional[Setting]:
         graph = self.result.scan.graph
-        target = graph.fix_target(run.id, knob, winner)
+        target = graph.fix_target(run.id, knob, winner, together)
         if target is not None and target is not winner and not same_value(target.value, winner.value):
             # The chain transforms the value on its way (arithmetic, a default): edit nearer the run.
             target = next((s for s in _chain(winner)
                            if s.origin is not None and same_value(s.value, winner.value)
-                           and graph.is_exclusive(s.origin, run.id, knob)), None)
+                           and graph.is_exclusive(s.origin, run.id, knob, together)), None)
         if target is None and knob.startswith("ds_") and new == "auto":
             # A DeepSpeed file shared by several jobs: "auto" defers to each job's own trainer value,
             # so it is right for every one of them.
@@ -171,10 +178,9 @@ class Planner:
         try:
             if kind == SHELL and target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
                 if not target.note.startswith("--"):
-                    # Read through the script's own argparse (a store-true switch): `--x False` would
-                    # not parse there, and dropping the switch is a human's call.
-                    raise Refused(f"`{raw}` at {origin} is a switch of the entry script's own parser; "
-                                  f"remove it by hand")
+                    # A store-true switch of the script's own argparse, read directly (`bf16=args.bf16`)
+                    # or negated (`fp16=not args.bf16`): `--x False` would not parse, so the switch goes.
+                    return _drop_switch(data, origin, raw, target.value, new)
                 content = f"{raw} {render(kind, 'True', new)}"  # HfArgumentParser: `--bf16` -> `--bf16 False`
             elif kind == PYTHON and not _is_python_literal(raw):
                 raise Refused(f"`{raw}` at {origin} is code, not a literal; change it by hand")
@@ -222,6 +228,34 @@ def _is_python_literal(raw: str) -> bool:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _drop_switch(data: bytes, origin: Origin, raw: str, current: Value, new: Value) -> Edit:
+    """Remove a store-true switch that is present, so that the knob it feeds becomes `new`. The knob
+    reads the switch as it is (`current` True) or negated (`current` False)."""
+    switch_after = new if current is True else not new if current is False else None
+    if switch_after is not False:
+        raise Refused(f"`{raw}` at {origin} is a switch of the entry script's own parser; change it by hand")
+    start, end = origin.start_byte, origin.end_byte
+    line_start = data.rfind(b"\n", 0, start) + 1
+    line_end = data.find(b"\n", end)
+    line_end = len(data) if line_end < 0 else line_end
+    before, after = data[line_start:start], data[end:line_end]
+    if not before.strip() and after.strip() == b"\\" and line_end < len(data):
+        start, end = line_start, line_end + 1  # the switch has its own continued line: drop the line
+    else:
+        while start > line_start and data[start - 1:start] in (b" ", b"\t"):
+            start -= 1  # and the blank that separated it from the word before
+    return Edit(_byte_origin(origin.path, data, start, end), "")
+
+
+def _byte_origin(path: str, data: bytes, start: int, end: int) -> Origin:
+    def line_column(offset: int) -> Tuple[int, int]:
+        line_start = data.rfind(b"\n", 0, offset) + 1
+        return data.count(b"\n", 0, offset) + 1, len(data[line_start:offset].decode("utf-8", "replace")) + 1
+
+    (line, column), (end_line, end_column) = line_column(start), line_column(end)
+    return Origin(path, line, column, end_line, end_column, start, end)
 
 
 def _check_consistent(edits: List[Edit]) -> None:
