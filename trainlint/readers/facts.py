@@ -112,6 +112,9 @@ class TrainerCall:
     has_splat: bool = False
     # `preprocess_logits_for_metrics=`: logits are reduced (e.g. to argmax ids) before they are gathered.
     preprocess_logits: Optional[Setting] = None
+    # `**make_data_module(...)` where the function is imported: its name, for the resolution to look
+    # up what the function's returned dict holds as eval_dataset in the module that defines it.
+    splat_builder: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,9 @@ class PythonModule:
     # DataLoader(batch_size=...), from_pretrained(attn_implementation=..., torch_dtype=...).
     other_keywords: Tuple[Tuple[str, Keyword], ...] = ()
     diagnostics: Tuple[Diagnostic, ...] = ()
+    # Module-level functions returning a dict with an `eval_dataset` entry (`return dict(train_dataset=...,
+    # eval_dataset=None)`): function name -> that entry (value None for a literal None).
+    returned_eval_datasets: Tuple[Tuple[str, Setting], ...] = ()
 
 
 # ---------------------------------------------------------------- json / yaml

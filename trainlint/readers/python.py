@@ -733,6 +733,7 @@ class _Collector(cst.CSTVisitor):
             parse_known_args=self.parse_known_args,
             other_keywords=tuple(self.other_keywords) + tuple(self.attention_keywords()),
             diagnostics=tuple(self.diagnostics),
+            returned_eval_datasets=self.returned_eval_datasets(),
         )
 
     # ------------------------------------------------ settings from expressions
@@ -942,33 +943,46 @@ class _Collector(cst.CSTVisitor):
                 keywords["preprocess_logits_for_metrics"].value, kind, f"{callee}(preprocess_logits_for_metrics=...)"
             )
         splats = [arg.value for arg in node.args if arg.star == "**"]
+        builder = None
         if eval_dataset is None:
             for splat in splats:
-                eval_dataset = self.splat_eval_dataset(splat, node)
+                eval_dataset, imported = self.splat_eval_dataset(splat, node)
+                builder = builder or imported
                 if eval_dataset is not None:
                     break
         origin = ctx.origin(node) or _empty_origin(ctx.source)
         self.trainer_calls.append(
-            TrainerCall(callee, origin, eval_dataset, compute_metrics, bool(splats), preprocess_logits=reduces_logits)
+            TrainerCall(callee, origin, eval_dataset, compute_metrics, bool(splats), preprocess_logits=reduces_logits,
+                        splat_builder=builder if len(splats) == 1 else None)
         )
 
-    def splat_eval_dataset(self, splat: CstExpr, call: cst.Call) -> Optional[Setting]:
-        """The `eval_dataset` inside `**data_module` when the dict is built visibly in this file."""
+    def splat_eval_dataset(self, splat: CstExpr, call: cst.Call) -> Tuple[Optional[Setting], Optional[str]]:
+        """The `eval_dataset` inside `**data_module` when the dict is built visibly in this file, or
+        the name of the imported function that builds it."""
         ctx = self.ctx
         scope = ctx.scope_of(call)
-        built, built_scope, builder = splat, scope, "the splatted dict"
+        built, builder = splat, "the splatted dict"
         if isinstance(splat, cst.Name):
             bindings = ctx.assignments(scope, splat.value)
             if len(bindings) != 1 or bindings[0].conditional or bindings[0].value is None:
-                return None
+                return None, None
             built = bindings[0].value
             builder = f"`{splat.value}`"
-        if isinstance(built, cst.Call) and isinstance(built.func, cst.Name) and built.func.value in ctx.functions:
-            function = ctx.functions[built.func.value]
-            returned = _returned_values(function)
-            if len(returned) != 1 or returned[0] is None:
-                return None
-            built, built_scope, builder = returned[0], function, f"the dict returned by {function.name.value}()"
+        if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
+            if built.func.value in ctx.functions:
+                return self.returned_eval_dataset(ctx.functions[built.func.value]), None
+            return None, built.func.value
+        return self.dict_eval_dataset(built, scope, builder), None
+
+    def returned_eval_dataset(self, function: cst.FunctionDef) -> Optional[Setting]:
+        """The `eval_dataset` entry of the one dict a function returns."""
+        returned = _returned_values(function)
+        if len(returned) != 1 or returned[0] is None:
+            return None
+        return self.dict_eval_dataset(returned[0], function, f"the dict returned by {function.name.value}()")
+
+    def dict_eval_dataset(self, built: CstExpr, built_scope: cst.CSTNode, builder: str) -> Optional[Setting]:
+        ctx = self.ctx
         entry = _dict_entry(built, "eval_dataset")
         if entry is None:
             return None
@@ -982,6 +996,14 @@ class _Collector(cst.CSTVisitor):
                 return resolved
         reason = f"expression `{ctx.short(entry)}` in {builder}"
         return Setting(Unknown(reason), SourceKind.CODE_KEYWORD, ctx.origin(entry), ctx.text(entry), note=note)
+
+    def returned_eval_datasets(self) -> Tuple[Tuple[str, Setting], ...]:
+        found = []
+        for name, function in self.ctx.functions.items():
+            setting = self.returned_eval_dataset(function)
+            if setting is not None:
+                found.append((name, setting))
+        return tuple(found)
 
     def resolve_in_scope(self, name: cst.Name, scope: cst.CSTNode, note: str) -> Optional[Setting]:
         ctx = self.ctx

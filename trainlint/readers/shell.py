@@ -251,6 +251,8 @@ class _Piece:
     unmodelled: bool = False
     positional: bool = False
     field_break: bool = False
+    # `$1`, `$2`, `$OPTARG`: a value the script's own command line gives, only when it is given one.
+    script_argument: bool = False
 
     def slice(self, start: int, end: int) -> "_Piece":
         return replace(self, text=self.text[start:end], spans=self.spans[start:end], field_break=False)
@@ -406,6 +408,23 @@ def _iter_chars(data: bytes, start: int, end: int) -> Iterator[Tuple[str, int, i
             char, width = "\ufffd", 1
         yield char, index, index + width
         index += width
+
+
+def _from_script_arguments(binding: _Binding) -> bool:
+    """The variable holds exactly a value from the script's command line (`MODEL=$2`, `=$OPTARG`)."""
+    return bool(binding.pieces) and all(piece.script_argument or (piece.unknown is None and not piece.text)
+                                        for piece in binding.pieces) and any(p.script_argument for p in binding.pieces)
+
+
+def _is_argument_default(binding: _Binding) -> bool:
+    return bool(binding.settings) and all(
+        setting.note.startswith("default of $") and "an option of the script" in setting.note
+        for setting in binding.settings)
+
+
+def _binding_key(binding: _Binding) -> Tuple:
+    """What a binding was assigned, whatever notes its settings carry."""
+    return tuple((setting.origin, setting.text) for setting in binding.settings)
 
 
 def _unique(settings: Sequence[Setting]) -> Tuple[Setting, ...]:
@@ -781,6 +800,9 @@ class _ShellReader:
         return merged
 
     def _merged_binding(self, name: str, bindings: Sequence[Optional[_Binding]], line: int) -> _Binding:
+        kept = self._argument_default(name, bindings, line)
+        if kept is not None:
+            return kept
         settings = _unique([s for binding in bindings if binding is not None for s in binding.settings])
         described = []
         for setting in settings:
@@ -797,6 +819,28 @@ class _ShellReader:
         summary = Setting(reason, SourceKind.SHELL_VARIABLE, None, "", via=settings)
         exported = any(binding is not None and binding.exported for binding in bindings)
         return _Binding((_Piece(unknown=reason),), settings, exported, summary)
+
+    def _argument_default(self, name: str, bindings: Sequence[Optional[_Binding]], line: int) -> Optional[_Binding]:
+        """An option-parsing loop (`case $1 in -m) MODEL=$2`, `getopts`) replaces a value only when the
+        script is given that option; run as written, the value assigned before the loop is the one used,
+        like `${MODEL:-default}`. None when the branches disagree on anything else."""
+        if any(binding is None or binding.is_unset or binding.elements is not None for binding in bindings):
+            return None
+        from_arguments = [_from_script_arguments(binding) for binding in bindings]
+        written = [binding for binding, argument in zip(bindings, from_arguments) if not argument]
+        if not written or len({_binding_key(binding) for binding in written}) != 1:
+            return None
+        # A default noted by an inner option loop meets the unchanged binding again in the outer merge.
+        noted = [binding for binding in written if _is_argument_default(binding)]
+        if noted:
+            return noted[0]
+        base = written[0]
+        if not any(from_arguments) or isinstance(self._value_of(base.pieces), Unknown):
+            return None
+        note = f"default of ${name} (an option of the script, handled at line {line}, may replace it)"
+        settings = tuple(replace(setting, note=note) for setting in base.settings)
+        exported = any(binding.exported for binding in bindings if binding is not None)
+        return _Binding(base.pieces, settings, exported)
 
     # ------------------------------------------------------------------ assignments
     def _assign(
@@ -896,6 +940,7 @@ class _ShellReader:
                         None,
                         piece.unmodelled,
                         piece.positional,
+                        script_argument=piece.script_argument,
                     )
                 )
         return tuple(stored)
@@ -1188,20 +1233,23 @@ class _ShellReader:
     ) -> Tuple[Optional[_Binding], List[_Piece]]:
         """The binding of `name` (recording a flow) or the pieces explaining why it has none."""
 
-        def unknown(reason: str, unmodelled: bool = False) -> List[_Piece]:
-            return [_Piece(unknown=Unknown(reason), unknown_span=span, region=span, unmodelled=unmodelled)]
+        def unknown(reason: str, unmodelled: bool = False, argument: bool = False) -> List[_Piece]:
+            return [_Piece(unknown=Unknown(reason), unknown_span=span, region=span, unmodelled=unmodelled,
+                           script_argument=argument)]
 
         if name in ("@", "*"):
             return None, [_Piece(positional=True, region=span, unknown_span=span, splittable=not in_dquote)]
         if name.isdigit():
             if name == "0":
                 return None, unknown("$0 is the path the script is run as")
-            return None, unknown(f"${name} is a positional argument of the script")
+            return None, unknown(f"${name} is a positional argument of the script", argument=True)
         if name in ("#", "?", "$", "!", "-", "_"):
             return None, unknown(f"${name} is a special parameter known only at run time")
         if name == "RANDOM":
             return None, unknown("$RANDOM is a random number")
         binding = state.env.get(name)
+        if binding is None and name == "OPTARG":
+            return None, unknown("$OPTARG is an option argument of the script (getopts)", argument=True)
         if binding is None:
             sourced = f", or set by sourced {', '.join(state.sourced)}" if state.sourced else ""
             return None, unknown(f"${name} is not set in this script (environment{sourced})")
@@ -1327,8 +1375,11 @@ class _ShellReader:
             and explained
             and explained[0].unknown is not None
             and "not set in this script" not in explained[0].unknown.reason
+            and not explained[0].script_argument
         ):
-            return explained  # positional or special parameter: cannot tell whether it is set
+            # `$@` or a special parameter: cannot tell whether it is set. A script argument with a
+            # fallback (`${1:-8}`) is read like an environment variable's: the fallback, as a default.
+            return explained
         if binding is None:
             state_of_value = "unset"
         elif binding.is_unset:

@@ -90,6 +90,7 @@ def _needed_names(module: PythonModule) -> set:
     """Names whose definitions can carry settings: the functions the module runs, the argument
     classes its parsers are given and the bases of its dataclasses."""
     needed = set(module.main_calls)
+    needed.update(call.splat_builder for call in module.trainer_calls if call.splat_builder)
     needed.update(_last(name) for parser in module.hf_parsers for name in parser)
     needed.update(_last(base) for info in module.dataclasses for base in info.bases)
     defined = {info.name for info in module.dataclasses}
@@ -208,8 +209,15 @@ def eval_dataset_fact(facts: EntryFacts) -> Tuple[Optional[bool], Optional[Setti
         return None, None
     verdicts = []
     where = None
+    built: Dict[str, Setting] = {}
+    for module in facts.modules:  # the entry script first, then the modules it imports
+        for name, setting in module.returned_eval_datasets:
+            built.setdefault(name, setting)
     for call in facts.trainer_calls:
         setting = call.eval_dataset
+        if setting is None and call.splat_builder is not None:
+            # `**make_data_module(...)` imported from another module of the repository.
+            setting = built.get(call.splat_builder)
         if setting is None:
             verdicts.append(None if call.has_splat else False)
         elif setting.value is None:
