@@ -2,6 +2,7 @@
 the training step need, and how a verdict names the GPU."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from trainlint.checks._conditions import known_int
@@ -98,9 +99,17 @@ def assumption_note(run: TrainingRun) -> str:
     world = run.setting("world_size")
     for upstream in (world.chain() if world is not None else ()):
         if upstream.note.startswith("default of "):
-            notes.append(f"world size {world.value} from the {upstream.note} (the environment may set it)")
+            notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.note)}")
             break
     return "".join(f", with {note}" for note in notes)
+
+
+def _who_may_replace(note: str) -> str:
+    """The fallback of `$1` or of an option the script parses is replaced by its caller's arguments,
+    that of any other variable by the environment."""
+    if "option of the script" in note or re.match(r"default of \$\d", note):
+        return "" if "(" in note else " (the script's caller may pass another)"
+    return " (the environment may set it)"
 
 
 def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) -> Severity:
