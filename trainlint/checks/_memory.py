@@ -97,6 +97,8 @@ def assumption_note(run: TrainingRun) -> str:
     rests on facts only."""
     notes = []
     world = run.setting("world_size")
+    if run.known("zero_stage") in (0, None):
+        world = None  # without sharding every GPU holds the same: the world size changes nothing
     for upstream in (world.chain() if world is not None else ()):
         if upstream.note.startswith("default of "):
             notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.note)}")
