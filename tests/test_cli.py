@@ -176,3 +176,12 @@ def test_a_failing_rule_is_reported_and_the_scan_goes_on(tmp_path, cli, monkeypa
     assert code == 2
     assert "TL103 failed on finetune.sh:2: RuntimeError: boom" in err
     assert "TL305" in out  # the other rules still ran
+
+
+def test_show_traces_a_derived_world_size_to_the_values_it_multiplies(tmp_path, cli):
+    launcher = ("GPUS=4\nNODES=2\ntorchrun --nproc_per_node $GPUS --nnodes $NODES train.py "
+                "--per_device_train_batch_size 2\n")
+    write_tree(tmp_path, {**RISKY, "finetune.sh": launcher})
+    code, out, _ = cli.run(tmp_path, "show", "finetune.sh")
+    flat = " ".join(out.split())
+    assert "`4` at line 1" in flat and "`2` at line 2" in flat

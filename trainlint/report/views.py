@@ -26,18 +26,22 @@ def _console(color: bool, buffer: io.StringIO) -> Console:
 
 def origin_text(setting: Setting, root: str) -> str:
     """`scripts/finetune.sh:14:35 (launcher flag) ← line 3` or why the value is what it is."""
+    ups = [s for s in setting.chain()[1:] if s.origin is not None]
     if setting.origin is not None:
         text = f"{relative_path(setting.origin.path, root)}:{setting.origin.line}:{setting.origin.column}"
         text += f" ({setting.kind.value})"
-        ups = [s for s in setting.chain()[1:] if s.origin is not None]
-        for upstream in ups:
-            same_file = upstream.origin.path == setting.origin.path
-            where = f"line {upstream.origin.line}" if same_file else (
-                f"{relative_path(upstream.origin.path, root)}:{upstream.origin.line}")
-            text += f" ← `{upstream.text or upstream.value}` at {where}"
-        return text
-    note = f": {setting.note}" if setting.note else ""
-    return f"{setting.kind.value}{note}"
+        home = setting.origin.path
+    else:
+        # Computed from other values (a world size from --nproc_per_node × --nnodes): where they are.
+        text = f"{setting.kind.value}: {setting.note}" if setting.note else setting.kind.value
+        home = ups[0].origin.path if ups else ""
+        if ups and home:
+            text += f" in {relative_path(home, root)}"
+    for upstream in ups:
+        where = f"line {upstream.origin.line}" if upstream.origin.path == home else (
+            f"{relative_path(upstream.origin.path, root)}:{upstream.origin.line}")
+        text += f" ← `{upstream.text or upstream.value}` at {where}"
+    return text
 
 
 def ordered_knobs(settings: Mapping[str, Setting]) -> Sequence[str]:
