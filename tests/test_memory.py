@@ -280,3 +280,12 @@ def test_calibration_accuracy():
     stats = module.summary(module.evaluate(module.load_rows(CALIBRATION)))
     assert stats["median_abs_error"] <= 0.15
     assert stats["within_25"] >= 0.80
+
+
+def test_a_placeholder_model_path_falls_back_to_an_exact_model_type():
+    run = make_run(model_name_or_path="/path/to/base_llm_model", model_type="phi-2")
+    assert resolve_model(run).key == "phi-2"
+    # a family name alone ("llama") says nothing about the size: no model
+    assert resolve_model(make_run(model_name_or_path="/path/to/base_llm_model", model_type="llama")) is None
+    # a path that names a model wins over model_type
+    assert resolve_model(make_run(model_name_or_path="lmsys/vicuna-7b-v1.5", model_type="phi-2")).key != "phi-2"

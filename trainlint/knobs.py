@@ -232,6 +232,7 @@ KNOBS: Tuple[Knob, ...] = (
             AXOLOTL: ("base_model",),
         },
     ),
+    Knob("model_type", str, "model family an entry script selects its classes by", {ARGS: ("model_type",)}),
     Knob("vision_tower", str, "vision encoder", {ARGS: ("vision_tower", "image_tower", "vision_model")}),
     Knob(
         "image_tiles",

@@ -322,11 +322,16 @@ def resolve_name(name: str, roots: Iterable[str] = ("",)) -> Optional[ModelSpec]
 
 
 def resolve_model(run: TrainingRun) -> Optional[ModelSpec]:
-    """The base model of a run: exact repo id, local config.json, alias/fuzzy name, size in the name."""
+    """The base model of a run: exact repo id, local config.json, alias/fuzzy name, size in the name;
+    when the path names nothing (`/path/to/base_llm_model`), a catalog model the `model_type`
+    argument names exactly (`--model_type phi-2`)."""
     name = run.known("model_name_or_path")
-    if not isinstance(name, str) or not name.strip():
-        return None
-    return resolve_name(name, _roots(run))
+    found = resolve_name(name, _roots(run)) if isinstance(name, str) and name.strip() else None
+    if found is None:
+        family = run.known("model_type")
+        if isinstance(family, str) and family.strip():
+            found = find_model(family)
+    return found
 
 
 def resolve_vision(run: TrainingRun, model: Optional[ModelSpec] = None) -> Optional[ModelSpec]:
