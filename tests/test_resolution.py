@@ -223,3 +223,11 @@ def test_an_argument_copied_between_namespaces_keeps_its_value(tmp_path):
                {"train.py": code})
     setting = run.settings["tune_mm_mlp_adapter"]
     assert setting.value is True and setting.kind == SourceKind.LAUNCHER_FLAG
+
+
+def test_a_lightning_trainer_brings_no_hf_defaults(tmp_path):
+    code = ("import lightning as L\nfrom lightning.pytorch import Trainer\n\n"
+            "trainer = L.Trainer(max_epochs=3, precision='bf16-mixed')\nother = Trainer(devices=2)\n"
+            "trainer.fit(model)\n")
+    write_tree(tmp_path, {"run.sh": "torchrun --nproc_per_node 2 train.py --max_epochs 3\n", "train.py": code})
+    assert _runs(tmp_path, "run.sh") == []  # not an HF job: no batch of 8 by default, no verdicts

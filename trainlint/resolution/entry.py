@@ -19,6 +19,7 @@ from trainlint.resolution.workspace import Workspace
 
 MAX_DEPTH = 3
 MAX_MODULES = 40
+_LIGHTNING = ("pl", "L", "lightning", "pytorch_lightning")
 _HF_ARGUMENT_BASES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
                       "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig")
 # The argument classes whose every field trainlint knows (HF_TRAINING_ARGUMENTS_FIELDS); the others
@@ -56,11 +57,19 @@ class EntryFacts:
     @property
     def is_training(self) -> bool:
         return bool(self.has_parser and (self.inherits_hf or self.config_keywords) or self.config_keywords
-                    or self.trainer_calls)
+                    or self.hf_trainer_calls())
 
     @property
     def uses_hf_trainer(self) -> bool:
-        return self.inherits_hf or bool(self.config_keywords) or bool(self.trainer_calls)
+        return self.inherits_hf or bool(self.config_keywords) or bool(self.hf_trainer_calls())
+
+    def hf_trainer_calls(self) -> List[TrainerCall]:
+        """Trainer calls that are HF's (or a subclass's): a Lightning `Trainer` has none of HF's
+        arguments or defaults, so it must not bring them in."""
+        lightning = {name for module in self.modules for info in module.imports
+                     if info.module.split(".")[0] in _LIGHTNING for name in info.names}
+        return [call for call in self.trainer_calls
+                if call.callee.split(".")[0] not in _LIGHTNING and call.callee not in lightning]
 
     def accepted_flags(self) -> Optional[frozenset]:
         if not self.has_parser or self.unresolved_parser_class:
