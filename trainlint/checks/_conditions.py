@@ -5,24 +5,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from trainlint.core import Setting, SourceKind, TrainingRun, Unknown
-
-
-@dataclass(frozen=True)
-class EvalVerdict:
-    runs: Optional[bool]  # None: cannot be told statically
-    reason: str
-
-
-def evaluation_runs(run: TrainingRun) -> EvalVerdict:
-    """Evaluation only costs memory when it happens: a strategy other than "no" and an eval dataset."""
-    strategy = run.value("eval_strategy", "no")
-    if isinstance(strategy, Unknown):
-        return EvalVerdict(None, f"the eval strategy is {strategy}")
-    if strategy in (None, "no", "none"):
-        return EvalVerdict(False, "eval_strategy is \"no\"")
-    if run.facts.eval_dataset is False:
-        return EvalVerdict(False, "the trainer is given eval_dataset=None")
-    return EvalVerdict(True, f"eval_strategy is \"{strategy}\"")
+from trainlint.resolution.evaluation import EvalVerdict, evaluation_runs  # noqa: F401 (shared)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 from trainlint.core import MemoryEstimate, Setting, SourceKind, TrainingRun, Unknown, Value
 from trainlint.memory.catalog import ModelSpec, resolve_model, resolve_vision
 from trainlint.memory.gpus import Gpu
+from trainlint.resolution.evaluation import evaluation_runs
 
 GIB = float(1 << 30)
 
@@ -308,8 +309,8 @@ def _image_tokens(k: _Knobs, model: Optional[ModelSpec], vision: Optional[ModelS
 
 def _eval(k: _Knobs, run: TrainingRun, batch: int) -> Tuple[bool, int, bool]:
     """(evaluation runs, its per-device batch, its logits are gathered on the GPU for metrics)."""
-    strategy = k.str("eval_strategy")
-    if strategy is None or strategy == "no" or run.facts.eval_dataset is False:
+    # The strategy as overridden (an estimate of the training step alone sets it to "no").
+    if k.str("eval_strategy") in (None, "no") or evaluation_runs(run).runs is not True:
         return False, 0, False
     eval_batch = batch if run.facts.eval_uses_train_batch else (k.int("per_device_eval_batch_size") or 8)
     gathers = bool(run.facts.compute_metrics) and not k.int("eval_accumulation_steps")
