@@ -38,10 +38,6 @@ Scalar = Union[bool, int, float, str]
 Value = Union[bool, int, float, str, None, Unknown]
 
 
-def is_known(value: Value) -> bool:
-    return not isinstance(value, Unknown)
-
-
 class SourceKind(str, Enum):
     """Where a setting is written; the order of precedence lives in graph resolution."""
 
