@@ -1,0 +1,339 @@
+"""Score trainlint against real fine-tuning outcomes reported in public issue threads.
+
+Each row of oom_reports.csv is one launch someone described (model, GPUs, batch, sequence length,
+ZeRO/FSDP, ...) and what happened: it ran out of GPU memory, or it trained. The row becomes a small
+job on disk (launcher + DeepSpeed JSON + an entry script with an HF TrainingArguments dataclass),
+trainlint checks it against the row's GPU and GPU count, and the verdict is:
+
+- an `oom` row is *caught* when a memory rule reports at warning or error, else *missed*;
+- a `fits` row is *quiet* when no memory rule reports at warning or error, else a *false alarm*.
+
+Settings a thread does not state are left out of the job, so trainlint sees exactly what the report
+gives it (and usually stays quiet: that is a miss, and the reason column says why).
+
+Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2]`.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from trainlint.core import Finding, MemoryEstimate, Severity  # noqa: E402
+from trainlint.linter import LintResult, UsageError, lint, make_target  # noqa: E402
+from trainlint.memory import find_gpu  # noqa: E402
+
+DEFAULT_CSV = Path(__file__).resolve().parent / "oom_reports.csv"
+
+REQUIRED_COLUMNS = (
+    "id", "url", "repository", "model", "model_params_b", "tuning", "vision_tower", "gpu", "gpu_memory_gib",
+    "num_gpus", "per_device_batch", "grad_accum", "seq_len", "precision", "zero_stage", "offload",
+    "gradient_checkpointing", "attention", "transformers_version", "outcome", "when", "notes",
+)
+# The memory rules the brief names; any later TL1xx rule past TL110 is taken to be a memory rule too.
+MEMORY_CODES = frozenset({"TL101", "TL102", "TL106", "TL108", "TL110"})
+LAST_LEGACY_MEMORY_CODE = 110
+
+ENTRY_SCRIPT = '''\
+from dataclasses import dataclass, field
+from typing import Optional
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default=None)
+    vision_tower: Optional[str] = field(default=None)
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    model_max_length: Optional[int] = field(default=None)
+    lora_enable: bool = field(default=False)
+    bits: int = field(default=16)
+    max_slice_nums: Optional[int] = field(default=None)
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=None, eval_dataset=None)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+'''
+
+ATTENTION_FLAGS = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
+
+
+@dataclass(frozen=True)
+class RowResult:
+    id: str
+    outcome: str
+    verdict: str  # caught | missed | quiet | false-alarm | error
+    codes: Tuple[str, ...]
+    peak_gib: Optional[float]
+    capacity_gib: Optional[float]
+    reason: str
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict in ("caught", "quiet")
+
+
+def load_rows(path: Path = DEFAULT_CSV) -> List[Dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [{key: (value or "").strip() for key, value in row.items()} for row in csv.DictReader(handle)]
+
+
+def _int(text: str) -> Optional[int]:
+    return int(float(text)) if text else None
+
+
+# --- building a job from a row ------------------------------------------------------------------
+
+
+def _deepspeed_config(row: Dict[str, str]) -> Dict[str, object]:
+    offload = row["offload"]
+    zero: Dict[str, object] = {"stage": int(row["zero_stage"])}
+    if "optimizer" in offload:
+        zero["offload_optimizer"] = {"device": "cpu"}
+    if "param" in offload:
+        zero["offload_param"] = {"device": "cpu"}
+    return {
+        "bf16": {"enabled": "auto"},
+        "fp16": {"enabled": "auto"},
+        "train_micro_batch_size_per_gpu": "auto",
+        "gradient_accumulation_steps": "auto",
+        "train_batch_size": "auto",
+        "zero_optimization": zero,
+    }
+
+
+def _uses_deepspeed(row: Dict[str, str]) -> bool:
+    return row["zero_stage"] in ("1", "2", "3")
+
+
+def _launcher_line(row: Dict[str, str]) -> str:
+    gpus = _int(row["num_gpus"])
+    if _uses_deepspeed(row):
+        return f"deepspeed --num_gpus {gpus} train.py" if gpus else "deepspeed train.py"
+    return f"torchrun --nproc_per_node {gpus} train.py" if gpus else "torchrun train.py"
+
+
+def _precision_flags(precision: str) -> List[str]:
+    if precision == "bf16":
+        return ["--bf16 True"]
+    if precision == "fp16":
+        return ["--fp16 True"]
+    return []
+
+
+def _tuning_flags(tuning: str) -> List[str]:
+    if tuning == "lora":
+        return ["--lora_enable True"]
+    if tuning == "qlora":
+        return ["--lora_enable True", "--bits 4"]
+    return []
+
+
+def _sharding_flags(row: Dict[str, str]) -> List[str]:
+    if _uses_deepspeed(row):
+        return ["--deepspeed ds_config.json"]
+    if row["zero_stage"] == "fsdp":
+        offload = " offload" if row["offload"] not in ("", "none") else ""
+        return [f'--fsdp "full_shard auto_wrap{offload}"']
+    return []
+
+
+def launcher_flags(row: Dict[str, str]) -> List[str]:
+    """The flags a launcher for this row passes; a setting the row leaves empty is not passed."""
+    flags = [f"--model_name_or_path {row['model']}", f"--per_device_train_batch_size {row['per_device_batch']}"]
+    if row["grad_accum"]:
+        flags.append(f"--gradient_accumulation_steps {row['grad_accum']}")
+    if row["seq_len"]:
+        flags.append(f"--model_max_length {row['seq_len']}")
+    if row["vision_tower"]:
+        flags.append(f"--vision_tower {row['vision_tower']}")
+    if row.get("image_tiles"):
+        flags.append(f"--max_slice_nums {row['image_tiles']}")
+    if row["gradient_checkpointing"] in ("true", "false"):
+        flags.append(f"--gradient_checkpointing {row['gradient_checkpointing'].capitalize()}")
+    if row["attention"] in ATTENTION_FLAGS:
+        flags.append(f"--attn_implementation {ATTENTION_FLAGS[row['attention']]}")
+    flags += _precision_flags(row["precision"]) + _tuning_flags(row["tuning"]) + _sharding_flags(row)
+    flags += ["--output_dir out", '--eval_strategy "no"']
+    return flags
+
+
+def llamafactory_recipe(row: Dict[str, str]) -> List[str]:
+    """A LLaMA-Factory YAML recipe for the row, so trainlint applies that framework's own defaults
+    (checkpointing on unless disabled) exactly as it would on the reporter's recipe."""
+    lines = [f"model_name_or_path: {row['model']}", "stage: sft", "do_train: true",
+             f"finetuning_type: {'full' if row['tuning'] in ('', 'full') else 'lora'}",
+             f"per_device_train_batch_size: {row['per_device_batch']}", "output_dir: out"]
+    if row["tuning"] == "qlora":
+        lines.append("quantization_bit: 4")
+    for column, key in (("grad_accum", "gradient_accumulation_steps"), ("seq_len", "cutoff_len")):
+        if row[column]:
+            lines.append(f"{key}: {row[column]}")
+    if row["precision"] in ("bf16", "fp16"):
+        lines.append(f"{row['precision']}: true")
+    if row["attention"] == "flash":
+        lines.append("flash_attn: fa2")
+    if row["gradient_checkpointing"] == "false":
+        lines.append("disable_gradient_checkpointing: true")
+    if _uses_deepspeed(row):
+        lines.append("deepspeed: ds_config.json")
+    return lines
+
+
+def _is_llamafactory(row: Dict[str, str]) -> bool:
+    return row["repository"].lower() == "hiyouga/llama-factory"
+
+
+def write_job(row: Dict[str, str], folder: Path) -> Path:
+    """Write the row's launcher, entry script (or recipe) and DeepSpeed config; returns the launcher."""
+    if _uses_deepspeed(row):
+        (folder / "ds_config.json").write_text(json.dumps(_deepspeed_config(row), indent=2) + "\n")
+    launcher = folder / "finetune.sh"
+    if _is_llamafactory(row):
+        (folder / "sft.yaml").write_text("\n".join(llamafactory_recipe(row)) + "\n")
+        gpus = _int(row["num_gpus"])
+        prefix = f"FORCE_TORCHRUN=1 NPROC_PER_NODE={gpus} " if gpus else ""
+        launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train sft.yaml\n")
+        return launcher
+    (folder / "train.py").write_text(ENTRY_SCRIPT)
+    flags = launcher_flags(row)
+    lines = [f"{_launcher_line(row)} \\"] + [f"    {flag} \\" for flag in flags[:-1]] + [f"    {flags[-1]}"]
+    launcher.write_text("#!/bin/bash\n" + "\n".join(lines) + "\n")
+    return launcher
+
+
+# --- checking and scoring -----------------------------------------------------------------------
+
+
+def is_memory_finding(finding: Finding) -> bool:
+    code = finding.code
+    if finding.severity.rank < Severity.WARNING.rank or not code.startswith("TL1"):
+        return False
+    return code in MEMORY_CODES or (code[2:].isdigit() and int(code[2:]) > LAST_LEGACY_MEMORY_CODE)
+
+
+def target_for(row: Dict[str, str]):
+    """The row's GPU by name when trainlint knows it, else by its memory size."""
+    gpus = _int(row["num_gpus"])
+    if row["gpu"] and find_gpu(row["gpu"]) is not None:
+        return make_target(gpu=row["gpu"], num_gpus=gpus)
+    return make_target(gpu_memory=f"{row['gpu_memory_gib']}GB", num_gpus=gpus)
+
+
+def _miss_reason(estimate: Optional[MemoryEstimate], row: Dict[str, str]) -> str:
+    if estimate is None:
+        return "no memory estimate for the job"
+    assumed = getattr(estimate, "assumed_inputs", frozenset())
+    for name, reason in (("model", "model unknown to trainlint"), ("sequence", "sequence length not stated"),
+                         ("batch", "batch not resolved"), ("world_size", "world size unknown")):
+        if name in assumed:
+            return reason
+    if estimate.peak_gib > estimate.capacity_gib:
+        return "estimate exceeds the GPU but no rule reports it"
+    return "estimate fits: " + _underestimate_hint(row)
+
+
+def _underestimate_hint(row: Dict[str, str]) -> str:
+    hints = []
+    if row["zero_stage"] == "fsdp":
+        hints.append("FSDP")
+    if row["when"] == "later":
+        hints.append("failed mid-run (memory creep, long samples)")
+    if row["tuning"] in ("lora", "qlora") and _int(row["seq_len"] or "0") and int(row["seq_len"]) >= 8192:
+        hints.append("long-context LoRA")
+    if row["zero_stage"] in ("", "0") and not row["offload"]:
+        hints.append("sharding not stated")
+    return ", ".join(hints) or "the model under-estimates this job"
+
+
+def _verdict(row: Dict[str, str], flagged: bool) -> str:
+    if row["outcome"] == "oom":
+        return "caught" if flagged else "missed"
+    return "false-alarm" if flagged else "quiet"
+
+
+def score_row(row: Dict[str, str]) -> RowResult:
+    with tempfile.TemporaryDirectory() as temp:
+        folder = Path(temp)
+        write_job(row, folder)
+        try:
+            result: LintResult = lint([folder], target_for(row))
+        except (UsageError, OSError, ValueError) as error:
+            return RowResult(row["id"], row["outcome"], "error", (), None, None, f"{type(error).__name__}: {error}")
+    codes = tuple(sorted({f.code for f in result.findings if is_memory_finding(f)}))
+    estimate = next(iter(result.estimates.values()), None)
+    verdict = _verdict(row, bool(codes))
+    reason = ""
+    if verdict == "missed":
+        reason = _miss_reason(estimate, row)
+    elif verdict == "false-alarm":
+        reason = "estimate over capacity on a job that trained"
+    peak = estimate.peak_gib if estimate else None
+    capacity = estimate.capacity_gib if estimate else None
+    return RowResult(row["id"], row["outcome"], verdict, codes, peak, capacity, reason)
+
+
+def score(rows: Sequence[Dict[str, str]]) -> List[RowResult]:
+    return [score_row(row) for row in rows]
+
+
+# --- printing -----------------------------------------------------------------------------------
+
+
+def _gib(value: Optional[float]) -> str:
+    return f"{value:.1f}" if value is not None else "-"
+
+
+def print_results(results: Sequence[RowResult]) -> None:
+    print(f"{'id':50} {'outcome':7} {'verdict':11} {'codes':18} {'est/cap GiB':>13}  reason")
+    for r in results:
+        estimate = f"{_gib(r.peak_gib)}/{_gib(r.capacity_gib)}"
+        print(f"{r.id:50} {r.outcome:7} {r.verdict:11} {','.join(r.codes) or '-':18} {estimate:>13}  {r.reason}")
+    oom = [r for r in results if r.outcome == "oom"]
+    fits = [r for r in results if r.outcome == "fits"]
+    caught = sum(r.verdict == "caught" for r in oom)
+    quiet = sum(r.verdict == "quiet" for r in fits)
+    print(f"\ncaught {caught}/{len(oom)} OOM rows; quiet {quiet}/{len(fits)} fits rows")
+    reasons: Dict[str, int] = {}
+    for r in results:
+        if r.reason:
+            reasons[r.reason] = reasons.get(r.reason, 0) + 1
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+        print(f"  {count:3}  {reason}")
+
+
+def main(argv: Sequence[str]) -> None:
+    args = list(argv)
+    only: Optional[set] = None
+    if "--ids" in args:
+        at = args.index("--ids")
+        only = set(args[at + 1].split(","))
+        del args[at:at + 2]
+    rows = load_rows(Path(args[0]) if args else DEFAULT_CSV)
+    if only is not None:
+        rows = [row for row in rows if row["id"] in only]
+    print_results(score(rows))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,89 @@
+"""The real-world outcome set (benchmarks/oom_reports.csv) stays well-formed, and its scorer runs."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load_scorer():
+    spec = importlib.util.spec_from_file_location("oom_score", BENCHMARKS / "oom_score.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["oom_score"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+oom_score = _load_scorer()
+ROWS = oom_score.load_rows(BENCHMARKS / "oom_reports.csv")
+THREAD_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|discussions|pull)/\d+$")
+
+
+def test_every_required_column_is_present():
+    assert set(oom_score.REQUIRED_COLUMNS) <= set(ROWS[0])
+
+
+def test_the_set_is_large_and_holds_both_outcomes():
+    outcomes = [row["outcome"] for row in ROWS]
+    assert len(ROWS) >= 45
+    assert set(outcomes) == {"oom", "fits"}
+
+
+def test_ids_are_unique():
+    ids = [row["id"] for row in ROWS]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row["id"])
+def test_row_is_well_formed(row):
+    assert THREAD_URL.match(row["url"]), row["url"]
+    assert row["url"].split("/")[3].lower() == row["repository"].split("/")[0].lower()
+    assert row["outcome"] in {"oom", "fits"}
+    assert row["when"] in {"", "load", "step1", "eval", "later", "n/a"}
+    assert row["tuning"] in {"", "full", "lora", "qlora", "freeze"}
+    assert row["precision"] in {"", "bf16", "fp16", "fp32"}
+    assert row["zero_stage"] in {"", "0", "1", "2", "3", "fsdp"}
+    assert row["offload"] in {"", "none", "optimizer", "optimizer+param"}
+    assert row["gradient_checkpointing"] in {"true", "false", "unknown"}
+    assert row["attention"] in {"flash", "sdpa", "eager", "unknown"}
+    assert row["model"]
+    assert int(row["per_device_batch"]) >= 1
+    assert float(row["gpu_memory_gib"]) > 0
+    for column in ("num_gpus", "grad_accum", "seq_len", "image_tiles"):
+        assert row[column] == "" or int(row[column]) >= 1, column
+    assert row["model_params_b"] == "" or float(row["model_params_b"]) > 0
+
+
+def test_a_fits_row_says_it_did_not_fail():
+    assert all(row["when"] == "n/a" for row in ROWS if row["outcome"] == "fits")
+
+
+def test_the_job_passes_only_what_the_row_states():
+    row = next(r for r in ROWS if r["id"] == "llava-1499-7b-4xa6000")
+    flags = oom_score.launcher_flags(row)
+    assert "--per_device_train_batch_size 1" in flags
+    assert not any(flag.startswith(("--model_max_length", "--deepspeed", "--fsdp", "--bf16")) for flag in flags)
+
+
+def test_a_zero3_offload_row_writes_both_offloads(tmp_path):
+    row = next(r for r in ROWS if r["id"] == "minicpm-828-o-full-llm-zero3-offload-2x3090")
+    oom_score.write_job(row, tmp_path)
+    config = (tmp_path / "ds_config.json").read_text()
+    assert '"stage": 3' in config and config.count('"device": "cpu"') == 2
+    assert "--max_slice_nums 1" in (tmp_path / "finetune.sh").read_text()
+
+
+def test_scorer_returns_one_verdict_per_row():
+    chosen = [ROWS[0], next(r for r in ROWS if r["outcome"] == "fits"),
+              next(r for r in ROWS if r["repository"] == "hiyouga/LLaMA-Factory")]
+    results = oom_score.score(chosen)
+    assert [r.id for r in results] == [row["id"] for row in chosen]
+    for row, result in zip(chosen, results):
+        expected = {"caught", "missed"} if row["outcome"] == "oom" else {"quiet", "false-alarm"}
+        assert result.verdict in expected
+        assert result.capacity_gib is not None and result.capacity_gib > 0
