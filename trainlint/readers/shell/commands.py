@@ -1,0 +1,136 @@
+"""Simple commands: function calls, `cd`/`pushd`/`popd`, `read`, `source`; anything else may be a launch."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import replace
+from typing import Dict, List, Sequence
+
+from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.readers.shell.base import ReaderBase
+from trainlint.readers.shell.syntax import adjacent_groups, node_text
+from trainlint.readers.shell.values import Binding, Ctx, Node, Piece, State, Word
+
+MAX_FUNCTION_DEPTH = 8
+
+
+class CommandsMixin(ReaderBase):
+    """Runs the builtins and functions that change the state; hands every other command to the launches."""
+
+    def _command(self, node: Node, ctx: Ctx, state: State) -> None:
+        parts: List[Node] = []
+        for index, child in enumerate(node.children):
+            field_name = node.field_name_for_child(index)
+            if child.type == "command_name":
+                parts.extend(child.named_children)
+            elif field_name == "argument" or (
+                child.is_named
+                and child.type not in ("comment", "file_redirect", "herestring_redirect", "heredoc_redirect")
+            ):
+                parts.append(child)
+            elif child.is_named:
+                self._scan(child, ctx, state)
+        prefixes: List[List[Node]] = []
+        words: List[Word] = []
+        for group in adjacent_groups(parts):
+            if not words and group[0].type == "variable_assignment":
+                prefixes.append(group)
+            else:
+                words.extend(self._words(group, ctx, state, SourceKind.LAUNCHER_FLAG))
+        if not words:
+            # Only assignments: tree-sitter splits `X=a/$B/$C` into an assignment and a "command".
+            for group in prefixes:
+                self._assign(group[0], ctx, state, extra=group[1:])
+            return
+        prefix_env = self._prefix_env(prefixes, ctx, state)
+        name = words[0].known
+        if name in state.functions and ctx.function_depth < MAX_FUNCTION_DEPTH:
+            body, doc = state.functions[name]
+            self.called_functions.add(name)
+            self._call_body(body, replace(ctx, doc=doc, function_depth=ctx.function_depth + 1), state)
+            return
+        if name in ("cd", "pushd", "popd"):
+            self._change_directory(name, words[1:], state)
+            return
+        if name == "read":
+            self._read_builtin(words[1:], ctx, state)
+            return
+        if name in ("source", "."):
+            if len(words) > 1:
+                label = words[1].known or words[1].setting.text
+                state.sourced = tuple(dict.fromkeys(state.sourced + (f"`{label}`",)))
+            return
+        self._maybe_launch(node, words, prefix_env, ctx, state)
+
+    def _prefix_env(self, prefixes: Sequence[List[Node]], ctx: Ctx, state: State) -> Dict[str, Setting]:
+        env: Dict[str, Setting] = {}
+        scratch = state.copy()
+        for prefix in prefixes:
+            assigned = self._assign(prefix[0], ctx, scratch, exported=True, extra=prefix[1:])
+            if assigned is not None and assigned[1].setting is not None:
+                env[assigned[0]] = assigned[1].setting
+        return env
+
+    def _call_body(self, body: Node, ctx: Ctx, state: State) -> None:
+        state.local_frames.append({})
+        try:
+            self._exec(body, ctx, state)
+        finally:
+            frame = state.local_frames.pop()
+            for name, previous in frame.items():
+                if previous is None:
+                    state.env.pop(name, None)
+                else:
+                    state.env[name] = previous
+
+    def _define_function(self, node: Node, ctx: Ctx, state: State) -> None:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is not None and body is not None:
+            state.functions[node_text(ctx.doc, name_node)] = (body, ctx.doc)
+
+    def _change_directory(self, builtin: str, args: Sequence[Word], state: State) -> None:
+        operands = [word for word in args if not (word.known or "").startswith("-") or word.known == "-"]
+        if builtin == "popd":
+            if state.dir_stack:
+                previous = state.dir_stack.pop()
+                state.cwd, state.cwd_lost = previous, previous is None and state.cwd_lost
+            else:
+                state.cwd, state.cwd_lost = None, True
+            return
+        if builtin == "pushd":
+            state.dir_stack.append(None if state.cwd_lost else state.cwd)
+        target = operands[0].known if operands else "~"
+        if target is None or target == "-":
+            state.cwd, state.cwd_lost = None, True
+        elif target.startswith(("/", "~")):
+            state.cwd, state.cwd_lost = target, False
+        elif not state.cwd_lost:
+            joined = posixpath.normpath(posixpath.join(state.cwd or "", target))
+            state.cwd = joined
+
+    def _read_builtin(self, args: Sequence[Word], ctx: Ctx, state: State) -> None:
+        takes_value = set("adpntuNi")
+        index = 0
+        names: List[Word] = []
+        while index < len(args):
+            text = args[index].known or ""
+            if text.startswith("-") and len(text) > 1:
+                if text[-1] in takes_value:
+                    if text[-1] == "a" and index + 1 < len(args):
+                        names.append(args[index + 1])
+                    index += 2
+                    continue
+                index += 1
+                continue
+            names.append(args[index])
+            index += 1
+        for word in names:
+            name = word.known
+            if not name or word.setting.origin is None:
+                continue
+            origin = word.setting.origin
+            reason = Unknown(f"${name} is read from input by `read` at line {origin.line}")
+            setting = Setting(reason, SourceKind.SHELL_VARIABLE, origin, word.setting.text)
+            span = (origin.start_byte, origin.end_byte)
+            state.env[name] = Binding((Piece(unknown=reason, unknown_span=span),), (setting,))

@@ -1,0 +1,97 @@
+"""Broken line continuations: a `\\` followed by a space or a comment ends the launch command early."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from trainlint.core import Diagnostic
+from trainlint.readers.shell.base import ReaderBase
+from trainlint.readers.shell.syntax import node_text, shorten
+from trainlint.readers.shell.values import Ctx, Doc, Node
+
+
+def broken_backslash(doc: Doc, node: Node, end: int) -> Optional[Tuple[int, int, int, bool]]:
+    """(backslash, content end, line end, has comment) when the line ends in `\\ ` or `\\ # ...`."""
+    data = doc.data
+    line_end = data.find(b"\n", end)
+    line_end = len(data) if line_end < 0 else line_end
+    content_end = line_end - 1 if line_end > end and data[line_end - 1 : line_end] == b"\r" else line_end
+    tail = data[end:content_end]
+    stripped = tail.lstrip(b" \t")
+    offset = end + len(tail) - len(stripped)
+    if stripped[:1] == b"\\" and stripped[1:2] in (b" ", b"\t"):
+        rest = stripped[2:].lstrip(b" \t")
+        if rest == b"" or rest.startswith(b"#"):
+            return offset, content_end, line_end, rest.startswith(b"#")
+        return None
+    if stripped and not stripped.startswith(b"#"):
+        return None
+    if end - node.start_byte >= 2 and data[end - 2 : end - 1] == b"\\" and data[end - 1 : end] in (b" ", b"\t"):
+        backslashes = 0
+        position = end - 2
+        while position >= node.start_byte and data[position : position + 1] == b"\\":
+            backslashes += 1
+            position -= 1
+        if backslashes % 2 == 1:
+            return end - 2, content_end, line_end, stripped.startswith(b"#")
+    return None
+
+
+def orphan_word(doc: Doc, line_end: int) -> Optional[str]:
+    """The first word of the next line when that line holds a command the break cut off."""
+    if line_end >= len(doc.data):
+        return None
+    start = line_end + 1
+    next_end = doc.data.find(b"\n", start)
+    next_end = len(doc.data) if next_end < 0 else next_end
+    first_char = start
+    while first_char < next_end and doc.data[first_char : first_char + 1] in (b" ", b"\t", b"\r"):
+        first_char += 1
+    if first_char >= next_end:
+        return None
+    node = doc.root.named_descendant_for_byte_range(first_char, first_char + 1)
+    while node is not None and node.type not in ("command", "program"):
+        node = node.parent
+    if node is None or node.type != "command" or node.start_byte != first_char:
+        return None
+    first = node.named_children[0] if node.named_children else None
+    if first is not None and first.type == "variable_assignment":
+        first = next((c for c in node.named_children if c.type == "command_name"), first)
+    return shorten(node_text(doc, first), 40) if first is not None else None
+
+
+class ContinuationsMixin(ReaderBase):
+    """Reports a launch command cut short by a `\\` that escapes a space instead of the newline."""
+
+    def _check_continuation(self, node: Node, ctx: Ctx, launcher: str) -> None:
+        ends = [node.end_byte]
+        parent = node.parent
+        while parent is not None and parent.type in ("redirected_statement", "pipeline"):
+            ends.append(parent.end_byte)
+            parent = parent.parent
+        for end in ends:
+            found = broken_backslash(ctx.doc, node, end)
+            if found is not None:
+                self._report_continuation(ctx.doc, found, launcher)
+                return
+
+    def _report_continuation(self, doc: Doc, found: Tuple[int, int, int, bool], launcher: str) -> None:
+        backslash, content_end, line_end, has_comment = found
+        span = doc.span(backslash, content_end)
+        if span in self.reported_continuations:
+            return
+        self.reported_continuations.add(span)
+        origin = self._origin(span)
+        orphan = orphan_word(doc, line_end)
+        what = "a comment" if has_comment else "trailing whitespace"
+        message = (
+            f"the `\\` at line {origin.line} is followed by {what}, so it escapes a space instead of "
+            f"continuing the line: the {launcher} command ends here"
+        )
+        if orphan:
+            message += (
+                f", and the following lines (starting with `{orphan}`) never reach it; they run as a separate command"
+            )
+        else:
+            message += " and receives a stray ' ' argument; any flag added below it would be silently dropped"
+        self.diagnostics.append(Diagnostic("broken-line-continuation", message, self.source.path, origin))

@@ -1,0 +1,80 @@
+"""The shell reader assembled from its parts, and its entry point."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Dict, Tuple, Union
+
+from trainlint.core import Diagnostic, Origin
+from trainlint.readers.facts import Launch, ShellScript
+from trainlint.readers.shell.arithmetic import ArithmeticMixin
+from trainlint.readers.shell.assignments import AssignmentsMixin
+from trainlint.readers.shell.commands import CommandsMixin
+from trainlint.readers.shell.continuations import ContinuationsMixin
+from trainlint.readers.shell.expansion import ExpansionMixin
+from trainlint.readers.shell.inner_shells import InnerShellsMixin
+from trainlint.readers.shell.launches import LaunchesMixin
+from trainlint.readers.shell.slurm import SlurmMixin
+from trainlint.readers.shell.statements import StatementsMixin
+from trainlint.readers.shell.syntax import parse
+from trainlint.readers.shell.values import Ctx, Doc, State
+from trainlint.readers.shell.words import WordsMixin
+from trainlint.readers.source import read_source
+
+
+def read_shell(path: Union[str, Path]) -> ShellScript:
+    """Everything trainlint needs from a shell launcher. Never raises."""
+    source = read_source(path)
+    if isinstance(source, Diagnostic):
+        return ShellScript(path=source.path, launches=(), diagnostics=(source,))
+    try:
+        return ShellReader(source).read()
+    except RecursionError:  # pathological nesting: report it instead of crashing
+        diagnostic = Diagnostic("unmodelled-construct", f"{source.path} nests too deeply to be read", source.path)
+        return ShellScript(path=source.path, launches=(), diagnostics=(diagnostic,))
+
+
+class ShellReader(
+    StatementsMixin,
+    AssignmentsMixin,
+    CommandsMixin,
+    WordsMixin,
+    ExpansionMixin,
+    ArithmeticMixin,
+    LaunchesMixin,
+    InnerShellsMixin,
+    ContinuationsMixin,
+    SlurmMixin,
+):
+    """Reads one script: each concern is a mixin; they share the state of `ReaderBase`."""
+
+    def read(self) -> ShellScript:
+        tree = parse(self.source.data)
+        doc = Doc(self.source.data, tree.root_node)
+        self._report_syntax_errors(doc)
+        sbatch = self._read_sbatch(doc)
+        state = State()
+        ctx = Ctx(doc)
+        self._exec(doc.root, ctx, state)
+        self._run_uncalled_functions(state, ctx)
+        return ShellScript(
+            path=self.source.path,
+            launches=self._ordered_launches(),
+            sbatch=sbatch,
+            flows=tuple(dict.fromkeys(self.flows)),
+            diagnostics=tuple(self.diagnostics),
+        )
+
+    def _ordered_launches(self) -> Tuple[Launch, ...]:
+        seen: Dict[Origin, Launch] = {}
+        for launch in self.launches:
+            seen.setdefault(launch.origin, launch)
+        return tuple(sorted(seen.values(), key=lambda launch: launch.origin.start_byte))
+
+    def _run_uncalled_functions(self, state: State, ctx: Ctx) -> None:
+        # A function that is defined but never called (dispatch through "$1") may still hold the launch.
+        for name, (body, doc) in list(state.functions.items()):
+            if name not in self.called_functions:
+                self.called_functions.add(name)
+                self._call_body(body, replace(ctx, doc=doc, function_depth=1), state.copy())
