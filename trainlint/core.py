@@ -92,12 +92,31 @@ class Severity(str, Enum):
         return {"error": 3, "warning": 2, "info": 1}[self.value]
 
 
+class DiagnosticKind(str, Enum):
+    """What a reader (or resolution) noticed about the text itself. Every kind has an owner: a rule
+    that turns it into a finding (`Rule.diagnostic_kinds`) or a channel every reporter prints
+    (`DiagnosticChannel`); a test keeps the two lists complete. String-valued so the JSON output and
+    older comparisons with plain strings keep working."""
+
+    SYNTAX_ERROR = "syntax-error"
+    NON_STANDARD_JSON = "non-standard-json"
+    DUPLICATE_KEY = "duplicate-key"
+    UNREADABLE_FILE = "unreadable-file"
+    MISSING_FILE = "missing-file"
+    BROKEN_LINE_CONTINUATION = "broken-line-continuation"
+    INVALID_VALUE = "invalid-value"
+    UNMODELLED_CONSTRUCT = "unmodelled-construct"
+    CONFIG_CALL_SPLAT = "config-call-splat"
+    UNANALYSABLE_PYTHON = "unanalysable-python"
+    INTERNAL_ERROR = "internal-error"
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """Something a reader noticed about the text itself (a parse error, a broken continuation,
     a construct it does not model). Checks turn the relevant ones into findings."""
 
-    kind: str
+    kind: DiagnosticKind
     message: str
     path: str
     origin: Optional[Origin] = None
