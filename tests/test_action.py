@@ -1,7 +1,8 @@
 """The composite action, run step by step the way GitHub runs it: each `run:` script under
 `bash -eo pipefail`, its `env:` expressions evaluated from the inputs, GITHUB_OUTPUT,
 GITHUB_STEP_SUMMARY and GITHUB_WORKSPACE set, step outputs passed on, `if:` honoured. The install
-step is skipped with TRAINLINT_SKIP_INSTALL=1 (the package under test is already installed)."""
+step is skipped with TRAINLINT_SKIP_INSTALL=1 (the package under test is already installed), except
+where a test runs it for real."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pytest
 from ruamel.yaml import YAML
@@ -45,10 +46,13 @@ class Runner:
     """Enough of the Actions runner for a composite action whose expressions are context lookups
     and comparisons with a string literal (the action must stay that simple)."""
 
-    def __init__(self, workspace: Path, temp: Path) -> None:
+    def __init__(self, workspace: Path, temp: Path, install: bool = False,
+                 env: Optional[Dict[str, str]] = None) -> None:
         self.action = _load(ACTION)
         self.workspace = workspace
         self.temp = temp
+        self.install = install
+        self.env = env or {}
 
     def run(self, inputs: Dict[str, str]) -> StepRun:
         declared = self.action["inputs"]
@@ -73,7 +77,6 @@ class Runner:
                 **os.environ,
                 # The installed package's `trainlint` and `python` come first, as after the install step.
                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-                "TRAINLINT_SKIP_INSTALL": "1",
                 "GITHUB_ACTIONS": "true",
                 "GITHUB_WORKSPACE": str(self.workspace),
                 "GITHUB_ACTION_PATH": str(REPO),
@@ -82,6 +85,10 @@ class Runner:
                 "RUNNER_TEMP": str(self.temp),
             }
             env.pop("NO_COLOR", None)
+            env.pop("TRAINLINT_SKIP_INSTALL", None)
+            if not self.install:
+                env["TRAINLINT_SKIP_INSTALL"] = "1"
+            env.update(self.env)
             for name, value in (step.get("env") or {}).items():
                 env[name] = self._substitute(str(value), context)
             cwd = self._substitute(step.get("working-directory", "${{ github.workspace }}"), context)
@@ -90,7 +97,7 @@ class Runner:
             # `shell: bash` in a composite action runs `bash --noprofile --norc -eo pipefail {0}`.
             assert step.get("shell") == "bash"
             completed = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd,
-                                       env=env, capture_output=True, text=True, timeout=60)
+                                       env=env, capture_output=True, text=True, timeout=300)
             result.ran.append(step.get("id", step.get("name", str(index))))
             result.stdout += completed.stdout
             result.stderr += completed.stderr
@@ -232,6 +239,87 @@ def test_quoted_inputs_are_words_and_never_shell_code(runner, workspace):
     result = runner.run({"args": "$(touch pwned) `touch pwned`", "gpu": "; touch pwned"})
     assert not marker.exists()
     assert result.exit_code == 2  # trainlint rejects them as arguments
+
+
+# A pull request controls every file in the checkout. Each of these announces its import by writing
+# a marker outside it: the action must import or run none of them, whatever Python looks for first.
+SHADOWING_MODULES = ["shlex.py", "pip/__init__.py", "pip/__main__.py", "venv/__init__.py", "venv/__main__.py"]
+
+
+def _plant_shadowing_modules(workspace: Path, markers: Path) -> None:
+    markers.mkdir()
+    for relative in SHADOWING_MODULES:
+        module = workspace / relative
+        module.parent.mkdir(parents=True, exist_ok=True)
+        marker = markers / relative.replace("/", ".")
+        module.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('imported')\n")
+
+
+def test_the_planted_modules_would_run_if_python_looked_in_the_checkout(workspace, tmp_path):
+    markers = tmp_path / "markers"
+    _plant_shadowing_modules(workspace, markers)
+    # What the action used to do in the checkout: `python3 -c 'import shlex ...'`, `python3 -m venv`, `python -m pip`.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTHON")}
+    for command in (["-c", "import shlex"], ["-m", "venv", "--help"], ["-m", "pip", "--version"]):
+        subprocess.run([sys.executable, *command], cwd=workspace, env=env, capture_output=True, timeout=60)
+    assert sorted(path.name for path in markers.iterdir()) == sorted(name.replace("/", ".")
+                                                                     for name in SHADOWING_MODULES)
+
+
+def test_the_checks_import_nothing_from_the_pull_request(runner, workspace, tmp_path):
+    markers = tmp_path / "markers"
+    _plant_shadowing_modules(workspace, markers)
+    result = runner.run({"paths": "scripts 'train.py'", "args": "--select TL2", "sarif": "out/trainlint.sarif"})
+    assert result.ran == ["install", "sarif", "check"]
+    assert result.exit_code == 1, result.stderr
+    assert {(a["file"], a["title"]) for a in _annotations(result.stdout)} == {
+        ("scripts/zero3.json", "trainlint (TL201)")}
+    assert list(markers.iterdir()) == []
+
+
+def test_the_install_step_imports_nothing_from_the_pull_request(workspace, tmp_path):
+    """The real install step, offline: it creates the virtual environment and runs pip, which
+    then stops at fetching the build backend (the package index is switched off here)."""
+    markers = tmp_path / "markers"
+    _plant_shadowing_modules(workspace, markers)
+    temp = tmp_path / "runner_temp"
+    temp.mkdir()
+    offline = {"PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": "", "PIP_NO_CACHE_DIR": "1"}
+    result = Runner(workspace, temp, install=True, env=offline).run({})
+    assert result.ran == ["install"]
+    assert (temp / "trainlint-venv" / "pyvenv.cfg").is_file()
+    assert result.exit_code != 0 and "No matching distribution found for setuptools" in result.stderr, result.stderr
+    assert list(markers.iterdir()) == []
+
+
+BASH_4_ONLY = {
+    "mapfile / readarray (bash 4.0)": re.compile(r"\b(mapfile|readarray)\b"),
+    "case conversion ${var,,} ${var^^} (bash 4.0)": re.compile(r"\$\{[#!]?\w+(\[[^]]*\])?(,,?|\^\^?)"),
+    "associative arrays or namerefs (bash 4.0, 4.3)": re.compile(r"\b(declare|local|typeset)\s+-\w*[An]"),
+    "|& and &>> (bash 4.0)": re.compile(r"\|&|&>>"),
+    "coproc, ;& and ;;& (bash 4.0)": re.compile(r"\bcoproc\b|;;?&"),
+    "${var@Q} transformations (bash 4.4)": re.compile(r"\$\{\w+(\[[^]]*\])?@[QEPAaUuLK]\}"),
+    "negative array subscripts (bash 4.3)": re.compile(r"\$\{\w+\[-\d+\]\}"),
+    "[[ -v ]] (bash 4.2)": re.compile(r"\[\[\s+-v\b"),
+    # Before bash 4.4, "${a[@]}" of an empty array is an unbound variable under `set -u`.
+    'bare "${array[@]}" under set -u (bash 4.4)': re.compile(r'(?<!\+)"\$\{\w+\[@\]\}"'),
+}
+
+
+def test_the_scripts_run_under_the_bash_3_2_of_macos_runners():
+    offences = []
+    for step in _load(ACTION)["runs"]["steps"]:
+        for number, line in enumerate(step["run"].splitlines(), 1):
+            offences += [f"{step['id']} line {number}: {construct}" for construct, pattern in BASH_4_ONLY.items()
+                         if pattern.search(line)]
+    assert offences == []
+
+
+@pytest.mark.parametrize("line", [
+    'mapfile -t paths <<< "$listed"', 'echo "${INPUT_GPU,,}"', "declare -A seen=()", '"$T" "${args[@]}"',
+    "cmd |& tee log", 'echo "${name@Q}"', "[[ -v name ]]"])
+def test_the_bash_3_2_patterns_catch_what_they_name(line):
+    assert any(pattern.search(line) for pattern in BASH_4_ONLY.values())
 
 
 def test_a_changed_config_in_a_pull_request_annotates_its_launchers(runner, workspace):
