@@ -1,7 +1,7 @@
 """Run the memory estimator over published measurements and print the error distribution.
 
 Usage: python benchmarks/memory_accuracy.py [path/to/memory_calibration.csv]
-Default CSV: ../shared/data/memory_calibration.csv relative to the repository root.
+Default CSV: benchmarks/data/memory_calibration.csv (published measurements; docs/memory-model.md §15).
 Each row becomes a TrainingRun built directly from the row's columns (no files involved).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ if str(REPO_ROOT) not in sys.path:
 from trainlint.core import RunFacts, Setting, SourceKind, TrainingRun, Value  # noqa: E402
 from trainlint.memory import estimate, find_gpu, gpu_from_memory  # noqa: E402
 
-DEFAULT_CSV = REPO_ROOT.parent / "shared" / "data" / "memory_calibration.csv"
+DEFAULT_CSV = REPO_ROOT / "benchmarks" / "data" / "memory_calibration.csv"
 
 
 @dataclass(frozen=True)

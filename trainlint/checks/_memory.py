@@ -8,7 +8,15 @@ from typing import Optional
 from trainlint.checks._conditions import known_int
 from trainlint.checks.base import CheckContext
 from trainlint.core import Severity, TrainingRun, Unknown, Value
-from trainlint.memory import Gpu, JobMemoryEstimate, estimate, largest_fitting_batch, resolve_model
+from trainlint.memory import (
+    MODEL_STATE_TERMS,
+    Gpu,
+    JobMemoryEstimate,
+    estimate,
+    largest_fitting_batch,
+    longest_fitting_sequence,
+    resolve_model,
+)
 
 # The estimate's median error on published measurements is about 6%; a peak within this share of
 # the capacity is too close to call, and a false alarm costs more than a miss.
@@ -58,9 +66,6 @@ def grounded(run: TrainingRun) -> bool:
 def over_capacity(estimate: JobMemoryEstimate) -> bool:
     """The estimate exceeds the GPU clearly enough to report."""
     return estimate.peak_gib > estimate.capacity_gib * (1 + OVER_CAPACITY_MARGIN)
-
-
-MODEL_STATE_TERMS = ("weights", "gradients", "optimizer")
 
 
 def model_states_gib(estimate: JobMemoryEstimate) -> float:
@@ -121,19 +126,7 @@ def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) ->
     return Severity.WARNING if assumed and severity == Severity.ERROR else severity
 
 
-SHORTEST_PROPOSED_LENGTH = 256
-
-
 def fitting_length(run: TrainingRun, gpu: Gpu, batch: int, limit: int) -> Optional[int]:
     """The longest sequence (a multiple of 256 where possible) below `limit` at which a micro-batch of
-    `batch` fits, or None when not even the shortest proposed length does."""
-    low, high, found = SHORTEST_PROPOSED_LENGTH, limit - 1, None
-    while low <= high:
-        middle = (low + high) // 2
-        if training_estimate(run, gpu, per_device_train_batch_size=batch, max_seq_length=middle).fits:
-            found, low = middle, middle + 1
-        else:
-            high = middle - 1
-    if found is None:
-        return None
-    return (found // 256) * 256 or found
+    `batch` fits its training step, or None when not even the shortest proposed length does."""
+    return longest_fitting_sequence(run, gpu, batch, limit, overrides=_TRAINING_STEP)

@@ -17,6 +17,7 @@ from trainlint.checks._memory import (
 )
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+from trainlint.memory import split_keeping_product
 
 _FLAGS = """
 --deepspeed zero2.json
@@ -152,9 +153,8 @@ class PerDeviceBatchTooLarge(Rule):
                        f"lower the micro-batch to {fits_at} and raise gradient accumulation to keep the effective "
                        f"batch (accumulation is not known statically)")
         product = batch * accum
-        # The largest micro-batch that fits and divides the product; 1 always does.
-        smaller = next(candidate for candidate in range(fits_at, 0, -1) if product % candidate == 0)
-        new_accum = product // smaller
+        split = split_keeping_product(product, fits_at)
+        smaller, new_accum = split.micro_batch, split.accumulation
         changes = [KnobChange("per_device_train_batch_size", batch, smaller),
                    KnobChange("gradient_accumulation_steps", accum, new_accum)]
         for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps"):

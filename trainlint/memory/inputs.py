@@ -1,0 +1,379 @@
+"""What the memory estimate reads about a job: the resolved settings (with any overrides in place)
+turned into one typed, frozen `JobInputs`, and the notes saying what had to be assumed.
+
+Every default taken when a setting cannot be read is listed in docs/memory-model.md §2.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Dict, List, Mapping, Optional, Set, Tuple
+
+from trainlint.core import Setting, SourceKind, TrainingRun, Unknown, Value
+from trainlint.memory.catalog import ModelSpec
+from trainlint.resolution.evaluation import evaluation_runs
+
+# docs/memory-model.md §2: the defaults assumed when a setting cannot be read.
+DEFAULT_SEQ = 2048
+DEFAULT_LORA_R = 64
+# docs/memory-model.md §2: image tokens take part of the length limit; an unknown limit leaves this
+# much room for text next to them.
+TEXT_TOKENS_NEXT_TO_IMAGES = 512
+DEFAULT_EVAL_BATCH = 8
+# docs/memory-model.md §9: an AnyRes grid without a tile count is taken as 2 x 2.
+DEFAULT_ANYRES_GRID = 4
+# docs/memory-model.md §9: InternLM-XComposer-2.5 separates crop rows with this many tokens.
+XCOMPOSER_ROW_SEPARATOR_TOKENS = 20
+
+# Optimizer variants whose smaller states the model does not know: AdamW's are counted instead.
+UNMODELLED_OPTIMIZER_KNOBS = ("use_galore", "use_apollo", "use_badam")
+
+
+class Attention(str, Enum):
+    """The attention kernel family, as far as memory is concerned (docs/memory-model.md §7)."""
+
+    FLASH = "flash"  # FlashAttention-2, xformers: no s x s tensors
+    SDPA = "sdpa"  # PyTorch SDPA: flash/memory-efficient kernels in 16-bit, the math kernel in fp32
+    EAGER = "eager"  # explicit softmax(QK^T): the s x s scores of every head are kept
+
+
+@dataclass
+class EstimateNotes:
+    """Assumptions stated with an estimate, the unknowns behind them and the inputs they touch
+    (`assumed` topics: "batch", "sequence", "model", "world_size", ...)."""
+
+    assumptions: List[str] = field(default_factory=list)
+    unknowns: List[str] = field(default_factory=list)
+    assumed: Set[str] = field(default_factory=set)
+
+    def unknown(self, topic: str, text: str) -> None:
+        self.unknowns.append(text)
+        self.assumed.add(topic)
+
+    def note(self, text: str) -> None:
+        if text not in self.assumptions:
+            self.assumptions.append(text)
+
+
+class KnobReader:
+    """Knob values with overrides applied; Unknown and absent read as None."""
+
+    def __init__(self, run: TrainingRun, overrides: Optional[Mapping[str, Value]]):
+        self._run = run
+        self.overrides: Dict[str, Value] = dict(overrides or {})
+
+    def _raw(self, knob: str) -> Value:
+        return self.overrides[knob] if knob in self.overrides else self._run.value(knob)
+
+    def get(self, knob: str) -> Value:
+        value = self._raw(knob)
+        return None if isinstance(value, Unknown) else value
+
+    def is_unknown(self, knob: str) -> bool:
+        return isinstance(self._raw(knob), Unknown)
+
+    def int(self, knob: str) -> Optional[int]:
+        value = self.get(knob)
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(float(value))
+            except ValueError:
+                return None
+        return None
+
+    def bool(self, knob: str) -> Optional[bool]:
+        value = self.get(knob)
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)):
+            return bool(value)
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off", "none", ""):
+                return False
+        return None
+
+    def str(self, knob: str) -> Optional[str]:
+        value = self.get(knob)
+        return value.strip().lower() if isinstance(value, str) and value.strip() else None
+
+
+def offloaded(device: Optional[str]) -> bool:
+    """A DeepSpeed offload device that moves states off the GPU ("cpu", "nvme")."""
+    return device is not None and device not in ("none", "null", "", "false", "gpu", "cuda")
+
+
+def with_overrides(run: TrainingRun, overrides: Mapping[str, Value]) -> TrainingRun:
+    """The run with `overrides` in place of its settings (for the catalog lookups that read a run)."""
+    if not overrides:
+        return run
+    settings = dict(run.settings)
+    for knob, value in overrides.items():
+        settings[knob] = Setting(value=value, kind=SourceKind.ASSUMED, note="override")
+    return replace(run, settings=settings)
+
+
+@dataclass(frozen=True)
+class JobInputs:
+    """Everything the memory terms read about one job, defaults already taken (docs/memory-model.md §2)."""
+
+    per_device_batch: int
+    # Samples the entry script packs into one item of the per-device batch.
+    batch_multiplier: int
+    sequence: int
+    image_tokens: int  # LLM tokens per sample taken by images (docs/memory-model.md §9)
+    images_per_sample: int  # image tiles per sample through the vision tower
+    world_size: int
+    mixed_precision: bool  # bf16 or fp16 compute
+    weights_half: bool  # the weights themselves are held in 16-bit
+    zero_stage: Optional[int]  # None: no DeepSpeed
+    offload_optimizer: bool
+    offload_params: bool
+    lora: bool
+    lora_rank: int
+    quant_bits: int  # 4 or 8 for a quantized base, else 16
+    trained_embedding_copies: int  # number of V x h matrices trained next to LoRA (modules_to_save)
+    # Only a small adapter (the multimodal projector) trains; the LLM is frozen (LLaVA pre-training).
+    frozen_base: bool
+    checkpointing: bool
+    attention: Attention
+    optimizer: str
+    vision_trainable: bool
+    vision_builtin: bool  # the tower is part of the model's own module tree
+    eval_runs: bool
+    eval_batch: int
+    eval_gathers_logits: bool
+
+    @property
+    def samples_per_device(self) -> int:
+        """Samples in one micro-batch: the per-device batch times the data-level multiplier."""
+        return self.per_device_batch * self.batch_multiplier
+
+
+def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], vision: Optional[ModelSpec],
+                    notes: EstimateNotes) -> JobInputs:
+    """The job's inputs; each default taken is recorded in `notes` (the order of the notes is the
+    order in which a reader meets the settings: batch, world, precision, sharding, method, model)."""
+    batch = _per_device_batch(knobs, notes)
+    multiplier = _batch_multiplier(run, notes)
+    world = _world_size(knobs, notes)
+    half = _mixed_precision(knobs, notes)
+    zero = _zero_stage(knobs, notes)
+    bits = knobs.int("bits") or 16
+    lora = _lora(knobs, bits, notes)
+    lora_rank = _lora_rank(knobs, lora, notes)
+    weights_half = _weights_half(knobs, model, half, zero, lora)
+    embedding_copies = _trained_embedding_copies(knobs, lora)
+    checkpointing = _checkpointing(knobs, notes)
+    attention = _attention(knobs, model, notes)
+    optimizer = _optimizer(knobs, notes)
+    vision_trainable = _vision_trainable(knobs, vision, notes)
+    image_tokens, images = image_tokens_per_sample(knobs, model, vision, notes)
+    sequence = _sequence(knobs, image_tokens, notes)
+    eval_runs, eval_batch, gathers = _evaluation(knobs, run, batch)
+    return JobInputs(
+        per_device_batch=batch, batch_multiplier=multiplier, sequence=sequence, image_tokens=image_tokens,
+        images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
+        zero_stage=zero, offload_optimizer=offloaded(knobs.str("offload_optimizer")),
+        offload_params=offloaded(knobs.str("offload_param")), lora=lora, lora_rank=lora_rank,
+        frozen_base=_frozen_base(knobs, notes), quant_bits=bits if bits in (4, 8) else 16,
+        trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
+        optimizer=optimizer, vision_trainable=vision_trainable,
+        vision_builtin=bool(model is not None and model.vision and not knobs.str("vision_tower")),
+        eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
+    )
+
+
+def _per_device_batch(knobs: KnobReader, notes: EstimateNotes) -> int:
+    batch = knobs.int("per_device_train_batch_size")
+    if batch is None or batch < 1:
+        notes.unknown("batch", "per-device batch size unknown: assumed 1")
+        return 1
+    return batch
+
+
+def _batch_multiplier(run: TrainingRun, notes: EstimateNotes) -> int:
+    setting = run.facts.batch_multiplier
+    if not isinstance(setting, Setting):
+        return 1
+    value = setting.value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1:
+        multiplier = int(value)
+        notes.note(f"the entry script packs {multiplier} samples per item (data-level batch multiplier)")
+        return multiplier
+    notes.unknown("batch", "data-level batch multiplier unknown: assumed 1")
+    return 1
+
+
+def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
+    world = knobs.int("world_size")
+    if world is None or world < 1:
+        notes.unknown("world_size", "world size unknown: assumed 1 GPU (no sharding across GPUs)")
+        return 1
+    return world
+
+
+def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
+    if knobs.bool("bf16") or knobs.bool("fp16"):
+        return True
+    if knobs.is_unknown("bf16") or knobs.is_unknown("fp16"):
+        # `--bf16 $USE_BF16`: a flag that may turn 16-bit training on; like checkpointing, a setting
+        # that lowers memory is assumed on when it cannot be read.
+        notes.unknown("precision", "mixed precision unknown: assumed bf16")
+        return True
+    return False
+
+
+def _zero_stage(knobs: KnobReader, notes: EstimateNotes) -> Optional[int]:
+    zero = knobs.int("zero_stage")
+    if zero is not None and not 0 <= zero <= 3:
+        zero = None
+    if zero is None and knobs.is_unknown("zero_stage"):
+        notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")
+    return zero
+
+
+def _lora(knobs: KnobReader, bits: int, notes: EstimateNotes) -> bool:
+    if knobs.bool("lora") or bits in (4, 8):
+        return True
+    if knobs.is_unknown("lora"):
+        # Like checkpointing: a setting that lowers memory is assumed on when it cannot be read.
+        notes.unknown("lora_switch", "whether LoRA adapters are used is unknown: assumed LoRA")
+        return True
+    return False
+
+
+def _lora_rank(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
+    rank = knobs.int("lora_r") or 0
+    if lora and rank <= 0:
+        notes.unknown("lora", f"LoRA rank unknown: assumed r={DEFAULT_LORA_R}")
+        return DEFAULT_LORA_R
+    return rank
+
+
+def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zero: Optional[int],
+                  lora: bool) -> bool:
+    dtype = knobs.str("torch_dtype") or ""
+    if dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
+        return True
+    if dtype in ("float32", "fp32"):
+        return False
+    # DeepSpeed casts the module to 16-bit; LoRA scripts load the frozen base in the compute dtype.
+    return half and (zero is not None or lora or (model is not None and model.half_by_default))
+
+
+def _trained_embedding_copies(knobs: KnobReader, lora: bool) -> int:
+    """Embedding and output layers that `modules_to_save` trains as full copies (docs/memory-model.md §6)."""
+    saved = (knobs.str("lora_modules_to_save") or "").replace(" ", "")
+    if not (lora and saved):
+        return 0
+    names = [name for name in saved.split(",") if name]
+    return sum(1 for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output")))
+
+
+def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
+    checkpointing = knobs.bool("gradient_checkpointing")
+    if checkpointing is not None:
+        return checkpointing
+    if knobs.is_unknown("gradient_checkpointing"):
+        notes.unknown("checkpointing", "gradient checkpointing unknown: assumed on")
+        return True
+    return False
+
+
+def _attention(knobs: KnobReader, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
+    name = knobs.str("attn_implementation") or ""
+    if not name:
+        name = model.default_attn if model else "sdpa"
+        notes.note(f"attention implementation not set: assumed {name} (the model's default)")
+    if "flash" in name or name in ("fa2", "xformers"):
+        return Attention.FLASH
+    return Attention.SDPA if name == "sdpa" else Attention.EAGER
+
+
+def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
+    for knob_name in UNMODELLED_OPTIMIZER_KNOBS:
+        if knobs.bool(knob_name):
+            notes.note(f"{knob_name}: its smaller optimizer states are not modelled "
+                       f"(AdamW's are counted, an upper bound)")
+    if knobs.str("finetuning_type") == "freeze":
+        notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
+    return knobs.str("optim") or "adamw_torch"
+
+
+def _vision_trainable(knobs: KnobReader, vision: Optional[ModelSpec], notes: EstimateNotes) -> bool:
+    if vision is None:
+        return False
+    tune = knobs.bool("tune_vision")
+    if tune is not None:
+        return tune
+    freeze = knobs.bool("freeze_vision_tower")
+    if freeze is not None:
+        return not freeze
+    notes.note("vision tower assumed frozen (no tune_vision / freeze_vision_tower setting)")
+    return False
+
+
+def image_tokens_per_sample(knobs: KnobReader, model: Optional[ModelSpec], vision: Optional[ModelSpec],
+                            notes: EstimateNotes) -> Tuple[int, int]:
+    """(LLM tokens per sample taken by images, image tiles through the tower): docs/memory-model.md §9."""
+    if vision is None:
+        return 0, 0
+    per_tile = (model.image_tokens if model and model.image_tokens else 0) or vision.image_tokens
+    tiles_knob = knobs.int("image_tiles")
+    aspect = knobs.str("image_aspect_ratio") or ""
+    default_tiles = model.default_tiles if model and model.vision else 1
+    tiles = tiles_knob if tiles_knob and tiles_knob > 0 else default_tiles
+    if "anyres" in aspect:
+        grid = tiles_knob if tiles_knob and tiles_knob > 1 else DEFAULT_ANYRES_GRID
+        side = max(1, int(math.isqrt(grid)))
+        tokens = per_tile * (1 + grid) + side * int(math.isqrt(per_tile))
+        notes.note(f"AnyRes: base view plus up to {grid} tiles of {per_tile} tokens and row newlines")
+        return tokens, 1 + grid
+    if model is not None and model.key.startswith("internlm-xcomposer2d5"):
+        side = max(1, int(math.isqrt(tiles)))
+        return (tiles + 1) * per_tile + 1 + (side + 1) * XCOMPOSER_ROW_SEPARATOR_TOKENS, tiles + 1
+    if tiles > 1 or (model is not None and model.default_tiles > 1):
+        if not tiles_knob:
+            notes.note(f"image slicing not set: assumed the model's default of {tiles} slices")
+        return per_tile * (tiles + 1), tiles + 1
+    return per_tile, 1
+
+
+def _sequence(knobs: KnobReader, image_tokens: int, notes: EstimateNotes) -> int:
+    sequence = knobs.int("max_seq_length")
+    if sequence is None or sequence < 1:
+        sequence = max(DEFAULT_SEQ, image_tokens + TEXT_TOKENS_NEXT_TO_IMAGES) if image_tokens else DEFAULT_SEQ
+        notes.unknown("sequence", f"sequence length unknown: assumed {sequence}")
+    elif image_tokens:
+        notes.note(f"the length limit {sequence} bounds text plus image tokens ({image_tokens} per sample)")
+    return sequence
+
+
+def _evaluation(knobs: KnobReader, run: TrainingRun, batch: int) -> Tuple[bool, int, bool]:
+    """(evaluation runs, its per-device batch, its logits are gathered on the GPU for metrics)."""
+    # The strategy as overridden (an estimate of the training step alone sets it to "no").
+    if knobs.str("eval_strategy") in (None, "no") or evaluation_runs(run).runs is not True:
+        return False, 0, False
+    eval_batch = batch if run.facts.eval_uses_train_batch else (knobs.int("per_device_eval_batch_size")
+                                                                or DEFAULT_EVAL_BATCH)
+    gathers = bool(run.facts.compute_metrics) and not knobs.int("eval_accumulation_steps")
+    return True, eval_batch, gathers
+
+
+def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
+    """Whether only the projector trains. Unknown counts as frozen: like checkpointing, a setting
+    that lowers memory is assumed on when it cannot be read, so no risk rests on the guess."""
+    if knobs.bool("tune_mm_mlp_adapter") or knobs.bool("freeze_backbone"):
+        return True
+    if knobs.is_unknown("tune_mm_mlp_adapter") or knobs.is_unknown("freeze_backbone"):
+        notes.unknown("frozen_base", "whether the LLM is frozen (tune_mm_mlp_adapter) is unknown: assumed frozen")
+        return True
+    return False

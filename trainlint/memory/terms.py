@@ -1,0 +1,415 @@
+"""The memory terms of a training step, one function each, in bytes per GPU. Each cites the section
+of docs/memory-model.md that states its formula and where the formula comes from. Constants that
+come from measurement rather than a formula are named here and were checked against
+benchmarks/data/memory_calibration.csv with one general model (no per-row cases).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+from trainlint.memory.catalog import ModelSpec
+from trainlint.memory.inputs import Attention, EstimateNotes, JobInputs
+
+GIB = float(1 << 30)
+
+
+class MemoryTerm(str, Enum):
+    """The terms of an estimate's breakdown; the values are the breakdown's (and the JSON's) keys."""
+
+    WEIGHTS = "weights"
+    GRADIENTS = "gradients"
+    OPTIMIZER = "optimizer"
+    ACTIVATIONS = "activations"
+    LOGITS = "logits"
+    VISION = "vision"
+    EVAL = "eval"
+    OVERHEAD = "overhead"
+
+
+# The breakdown keys of what every GPU holds before a single activation.
+MODEL_STATE_TERMS = tuple(term.value for term in (MemoryTerm.WEIGHTS, MemoryTerm.GRADIENTS, MemoryTerm.OPTIMIZER))
+
+# --- Constants (bytes unless noted) -----------------------------------------------------------
+# docs/memory-model.md §8: loss path per token per vocab entry at its peak. 16-bit logits, an fp32
+# copy for the loss, the fp32 log-softmax saved for backward and its gradient (three fp32-sized
+# buffers + the half copy) when the model upcasts logits or runs under autocast; half of that when
+# everything stays 16-bit.
+LOGITS_BYTES_FP32_PATH = 12.0
+LOGITS_BYTES_HALF_PATH = 6.0
+# docs/memory-model.md §7: eager attention keeps the fp32 softmax output and the 16-bit probabilities
+# per score; during that layer's backward about as much again is live as gradients of the scores.
+EAGER_SCORE_BYTES_SAVED = 6.0
+EAGER_SCORE_BYTES_BACKWARD = 8.0
+# docs/memory-model.md §7: Korthikanti's attention-score bytes per score (GPT/BERT layer with dropout).
+KORTHIKANTI_SCORE_BYTES = 5.0
+# docs/memory-model.md §7: HF eager RMSNorm/LayerNorm upcasts to fp32, so autograd keeps fp32 copies:
+# about 8 bytes per hidden element per norm, two norms per layer.
+NORM_UPCAST_BYTES = 16.0
+# docs/memory-model.md §7: a layer's backward holds gradients of its activations next to the activations.
+LAYER_BACKWARD_FACTOR = 1.0
+# docs/memory-model.md §12: CUDA context beyond what the usable capacity already excludes, cuBLAS
+# workspaces; NCCL buffers when more than one GPU takes part.
+FIXED_OVERHEAD_GIB = 1.0
+NCCL_OVERHEAD_GIB = 0.5
+# docs/memory-model.md §12: caching-allocator fragmentation as a share of the dynamic (activation)
+# memory and of the model states.
+FRAGMENTATION_DYNAMIC = 0.10
+FRAGMENTATION_STATES = 0.05
+# docs/memory-model.md §6: quantized linear weights in bytes per parameter. NF4 with double
+# quantization is 4.127 bits, GPTQ 4-bit with groups of 128 about 4.25.
+QUANT_BYTES = {4: 0.53, 8: 1.06}
+# docs/memory-model.md §6: a two-layer MLP projector (1024 -> 4096 -> 4096, LLaVA-1.5 mlp2x_gelu) is
+# about 21M parameters.
+PROJECTOR_PARAMS = 21e6
+# docs/memory-model.md §11: gathered eval logits are counted for this many batches (the eval set's
+# size is not known statically).
+ASSUMED_EVAL_BATCHES = 10
+
+
+# --- Published reference formulas (pinned to their sources by tests) -------------------------------
+
+
+def zero2_model_states_bytes(total_params: float, num_gpus: int, cpu_offload: bool = False) -> float:
+    """DeepSpeed `estimate_zero2_model_states_mem_needs` GPU bytes, current form (docs/memory-model.md §5)."""
+    if cpu_offload:
+        return 2 * total_params
+    return 2 * total_params + int(18 * total_params / num_gpus)
+
+
+def zero3_model_states_bytes(total_params: float, largest_layer_params: float, num_gpus: int,
+                             cpu_offload: bool = False, cpu_offload_params: bool = False) -> float:
+    """DeepSpeed `estimate_zero3_model_states_mem_needs` GPU bytes (docs/memory-model.md §5)."""
+    largest_layer_memory = 4 * largest_layer_params
+    if cpu_offload and cpu_offload_params:
+        return largest_layer_memory
+    if cpu_offload:
+        return largest_layer_memory + int(2 * total_params / num_gpus)
+    return largest_layer_memory + int(18 * total_params / num_gpus)
+
+
+def korthikanti_activation_bytes(seq: int, batch: int, hidden: int, heads: int, layers: int,
+                                 recompute: str = "none") -> float:
+    """Korthikanti et al. Table 2 without parallelism: sbh(34 + 5as/h) per layer; full recompute 2sbh
+    (docs/memory-model.md §7)."""
+    sbh = seq * batch * hidden
+    if recompute == "full":
+        return 2.0 * sbh * layers
+    if recompute == "selective":
+        return 34.0 * sbh * layers
+    return sbh * (34.0 + 5.0 * heads * seq / hidden) * layers
+
+
+def lora_adapter_params(model: ModelSpec, r: int) -> float:
+    """r·(d_in + d_out) for every linear of every layer: q, k, v, o and the MLP matrices
+    (docs/memory-model.md §6)."""
+    h, q, kv, inter = model.hidden, model.q_dim, model.kv_dim, model.intermediate
+    attn = (h + q) + 2 * (h + kv) + (q + h)
+    mlp = 2 * (h + inter) + (inter + h) if model.mlp == "swiglu" else 2 * (h + inter)
+    return float(r * (attn + mlp) * model.layers)
+
+
+def optimizer_state_bytes_per_param(optimizer: str, state_dtype_bytes: float) -> float:
+    """Bytes of optimizer state per trained parameter, beyond any master copy (docs/memory-model.md §4)."""
+    if "8bit" in optimizer or "bnb" in optimizer:
+        return 2.0
+    if "adafactor" in optimizer:
+        return 0.5
+    if "sgd" in optimizer:
+        return 0.0
+    if "lion" in optimizer:
+        return state_dtype_bytes
+    return 2.0 * state_dtype_bytes
+
+
+# --- Which parameters train, and how the frozen ones are stored (docs/memory-model.md §6) -----------
+
+
+@dataclass(frozen=True)
+class ParameterSplit:
+    """The parameters of the job by role: trained adapters or weights, trained full copies of the
+    embedding/output layers next to LoRA, and the bytes of everything frozen."""
+
+    trainable: float
+    embedding_copies: float
+    frozen_bytes: float
+
+    @property
+    def trained(self) -> float:
+        return self.trainable + self.embedding_copies
+
+
+def parameter_split(model: ModelSpec, vision: Optional[ModelSpec], job: JobInputs,
+                    notes: EstimateNotes) -> ParameterSplit:
+    """docs/memory-model.md §6."""
+    tower = vision.params if vision is not None else 0.0
+    llm = model.params
+    if job.lora:
+        trainable = lora_adapter_params(model, job.lora_rank)
+        copies = job.trained_embedding_copies * model.vocab * model.hidden
+        frozen = llm
+        notes.note(f"LoRA r={job.lora_rank} on every linear layer: {trainable / 1e6:.0f}M trainable adapter parameters")
+        if copies:
+            notes.note(f"embedding/output layers trained as full copies: {copies / 1e9:.2f}B extra parameters")
+    elif job.frozen_base:
+        trainable, copies, frozen = PROJECTOR_PARAMS, 0.0, llm
+        notes.note("only the multimodal projector trains: the LLM is frozen (tune_mm_mlp_adapter / freeze_backbone)")
+    else:
+        trainable, copies, frozen = llm, 0.0, 0.0
+    if vision is not None:
+        if job.vision_trainable:
+            trainable += tower
+        else:
+            frozen += tower  # frozen tower weights sit with the frozen base
+    return ParameterSplit(trainable, copies, _frozen_bytes(model, llm, frozen, job, notes))
+
+
+def _frozen_bytes(model: ModelSpec, llm: float, frozen: float, job: JobInputs, notes: EstimateNotes) -> float:
+    """Frozen weights: 16-bit, or quantized linear layers next to 16-bit embeddings (docs/memory-model.md §6)."""
+    if job.quant_bits in QUANT_BYTES and job.lora:
+        embeddings = model.embedding_params
+        per_param = QUANT_BYTES[job.quant_bits]
+        notes.note(f"{job.quant_bits}-bit base: linear weights at {per_param} B/param, embeddings 16-bit")
+        return (llm - embeddings) * per_param + embeddings * 2 + (frozen - llm) * 2
+    return frozen * (2 if job.weights_half or job.zero_stage is not None else 4)
+
+
+def note_model_state_layout(job: JobInputs, notes: EstimateNotes) -> None:
+    """What the weights, gradients and optimizer terms assume about precision and sharding."""
+    n = job.world_size
+    if job.zero_stage is not None:
+        stage = job.zero_stage
+        if stage == 3:
+            notes.note(f"ZeRO-3 over {n} GPUs: 16-bit parameters, gradients and fp32 optimizer states sharded")
+        else:
+            notes.note(f"ZeRO-{stage} over {n} GPUs: 16-bit weights replicated"
+                       + (", gradients and optimizer states sharded" if stage == 2 else
+                          ", optimizer states sharded" if stage == 1 else ""))
+        if job.offload_optimizer:
+            notes.note("optimizer states and fp32 master weights offloaded to CPU")
+        if job.offload_params and stage == 3:
+            notes.note("parameters offloaded to CPU (ZeRO-3)")
+    elif job.lora:
+        pass  # PEFT keeps adapters in fp32: nothing beyond the LoRA note to say
+    elif job.weights_half:
+        notes.note("weights loaded in 16-bit: gradients and optimizer states in 16-bit too (no fp32 master copy)")
+    elif job.mixed_precision:
+        notes.note("AMP: fp32 weights and gradients, 16-bit copies made by autocast")
+
+
+# --- Model states -----------------------------------------------------------------------------------
+
+
+def _largest_layer_params(model: ModelSpec) -> float:
+    return float(max(model.vocab * model.hidden, model.hidden * model.intermediate))
+
+
+def _deepspeed_fp32_bytes(job: JobInputs) -> float:
+    """fp32 master weights, optimizer states and fp32 gradients per trained parameter (§5)."""
+    return 4 + optimizer_state_bytes_per_param(job.optimizer, 4) + 4
+
+
+def _embedding_copy_bytes(job: JobInputs) -> int:
+    return 2 if job.weights_half else 4
+
+
+def weights_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> float:
+    """docs/memory-model.md §3 (no ZeRO) and §5 (ZeRO)."""
+    n = job.world_size
+    if job.zero_stage == 3:
+        weights = (0 if job.offload_params else 2 * split.trained / n) + 4 * _largest_layer_params(model) / 2
+        weights += 0 if job.offload_params else split.frozen_bytes / n
+        return weights + 2 * 2 * model.layer_params  # the gathered layer and the one prefetched
+    if job.zero_stage is not None:
+        return 2 * split.trained + split.frozen_bytes
+    if job.lora:
+        return split.frozen_bytes + split.trainable * 4 + split.embedding_copies * _embedding_copy_bytes(job)
+    if job.weights_half:
+        return split.frozen_bytes + split.trainable * 2
+    # fp32 master + autocast's 16-bit copies
+    return split.frozen_bytes + split.trainable * (4 + (2 if job.mixed_precision else 0))
+
+
+def gradients_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> float:
+    """docs/memory-model.md §3 (no ZeRO) and §5 (ZeRO)."""
+    n = job.world_size
+    if job.zero_stage == 3:
+        return 2 * split.trained / n + 4 * _largest_layer_params(model) / 2
+    if job.zero_stage is not None:
+        return 2 * split.trained / n if job.zero_stage == 2 else 2 * split.trained
+    if job.lora:
+        return split.trainable * 4 + split.embedding_copies * _embedding_copy_bytes(job)
+    return split.trainable * (2 if job.weights_half else 4)
+
+
+def optimizer_bytes(split: ParameterSplit, job: JobInputs) -> float:
+    """Optimizer states, with the fp32 master copy where one is kept: docs/memory-model.md §3-§5."""
+    if job.zero_stage is not None:
+        if job.offload_optimizer:
+            return 0.0
+        shards = job.world_size if job.zero_stage >= 1 else 1
+        return _deepspeed_fp32_bytes(job) * split.trained / shards
+    if job.lora:
+        # PEFT keeps adapters in fp32; torch AdamW keeps states in the parameter dtype.
+        copy_bytes = _embedding_copy_bytes(job)
+        return (split.trainable * (optimizer_state_bytes_per_param(job.optimizer, 4) + 4)
+                + split.embedding_copies * (optimizer_state_bytes_per_param(job.optimizer, copy_bytes) + copy_bytes))
+    if job.weights_half:
+        return split.trainable * (optimizer_state_bytes_per_param(job.optimizer, 2) + 2)
+    return split.trainable * (optimizer_state_bytes_per_param(job.optimizer, 4) + 0.0)
+
+
+@dataclass(frozen=True)
+class ModelStates:
+    """What every GPU holds before a single activation, in bytes."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+
+def model_states(model: ModelSpec, vision: Optional[ModelSpec], job: JobInputs, notes: EstimateNotes) -> ModelStates:
+    split = parameter_split(model, vision, job, notes)
+    note_model_state_layout(job, notes)
+    return ModelStates(weights_bytes(model, split, job), gradients_bytes(model, split, job),
+                       optimizer_bytes(split, job))
+
+
+# --- Activations, logits, vision tower ---------------------------------------------------------------
+
+
+def _activation_width(job: JobInputs) -> float:
+    return 2.0 if job.mixed_precision else 4.0
+
+
+def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[float, float]:
+    """(stored bytes per token of one layer's activations, extra bytes per token during its backward):
+    docs/memory-model.md §7."""
+    h, kv, inter, q = model.hidden, model.kv_dim, model.intermediate, model.q_dim
+    if model.arch == "bert":
+        # Korthikanti Eq. 1 (GPT/BERT layer with dropout).
+        linear = 34.0 * h
+        score = KORTHIKANTI_SCORE_BYTES
+    else:
+        # SwiGLU keeps gate, up and their product; gelu_new keeps about as much of its internals.
+        mlp = 8.0 * inter
+        linear = 8.0 * h + 4.0 * q + 4.0 * kv + mlp + NORM_UPCAST_BYTES * h
+        score = EAGER_SCORE_BYTES_SAVED
+    linear *= _activation_width(job) / 2.0
+    stored = linear
+    backward = linear * LAYER_BACKWARD_FACTOR
+    if job.attention == Attention.EAGER:
+        stored += model.heads * seq * (score if job.mixed_precision else 2 * score - 1)
+        backward += model.heads * seq * EAGER_SCORE_BYTES_BACKWARD * (1 if job.mixed_precision else 2)
+    elif job.attention == Attention.SDPA and not job.mixed_precision:
+        # SDPA's flash/memory-efficient kernels need 16-bit inputs; fp32 falls back to the math kernel.
+        stored += model.heads * seq * 2 * score
+    return stored, backward
+
+
+def _tokens(job: JobInputs, batch: int) -> float:
+    return float(batch * job.batch_multiplier * job.sequence)
+
+
+def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: EstimateNotes) -> float:
+    """The LLM's activations at the peak of a training step: docs/memory-model.md §7."""
+    tokens = _tokens(job, batch)
+    stored_layer, backward_layer = layer_bytes_per_token(model, job, job.sequence)
+    if job.checkpointing:
+        stored = _activation_width(job) * model.hidden * model.layers * tokens
+        working = (stored_layer + backward_layer) * tokens
+        notes.note("gradient checkpointing: one layer input kept per layer, one layer recomputed at a time")
+    else:
+        stored = stored_layer * model.layers * tokens
+        working = backward_layer * tokens
+    if job.attention == Attention.EAGER and model.arch != "bert":
+        notes.note("eager attention keeps the s x s attention scores of every head")
+    return stored + working
+
+
+def logits_bytes(model: ModelSpec, job: JobInputs, batch: int) -> float:
+    """The logits and the loss over the vocabulary: docs/memory-model.md §8."""
+    fp32_logits = model.logits_fp32 or (job.mixed_precision and job.zero_stage is None) or not job.mixed_precision
+    per_vocab = LOGITS_BYTES_FP32_PATH if fp32_logits else LOGITS_BYTES_HALF_PATH
+    return _tokens(job, batch) * model.vocab * per_vocab
+
+
+def vision_tower_bytes(vision: Optional[ModelSpec], job: JobInputs, batch: int, notes: EstimateNotes) -> float:
+    """Activations of the vision tower: docs/memory-model.md §10."""
+    if vision is None or not job.images_per_sample:
+        return 0.0
+    tiles = float(batch * job.batch_multiplier * job.images_per_sample)
+    s_v = vision.vision_tokens_per_tile
+    per_layer = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1)
+    if not job.vision_trainable:
+        # Frozen tower under no_grad: one layer's forward at a time.
+        return tiles * s_v * (per_layer / s_v)
+    notes.note(f"trainable vision tower: activations of {int(tiles)} image tiles x {s_v} tokens")
+    if job.checkpointing and job.vision_builtin:
+        # A tower inside the model's own module tree is checkpointed with it (HF applies checkpointing
+        # to every submodule that supports it); a LLaVA-style tower attached beside the LLM is not.
+        stored = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, vision.layers, "full")
+        return tiles * (stored + 2 * per_layer)
+    return tiles * per_layer * vision.layers
+
+
+@dataclass(frozen=True)
+class DynamicMemory:
+    """Memory that grows with the micro-batch, in bytes."""
+
+    activations: float
+    logits: float
+    vision: float
+
+    @property
+    def total(self) -> float:
+        return self.activations + self.logits + self.vision
+
+
+def training_dynamic(model: ModelSpec, vision: Optional[ModelSpec], job: JobInputs, batch: int,
+                     notes: EstimateNotes) -> DynamicMemory:
+    activations = activations_bytes(model, job, batch, notes)
+    logits = logits_bytes(model, job, batch)
+    return DynamicMemory(activations, logits, vision_tower_bytes(vision, job, batch, notes))
+
+
+# --- Evaluation pass and overhead ------------------------------------------------------------------
+
+
+def eval_pass_bytes(model: ModelSpec, job: JobInputs, states: ModelStates, notes: EstimateNotes) -> float:
+    """Peak of the eval pass (no gradients live), or 0 when no evaluation runs: docs/memory-model.md §11."""
+    if not job.eval_runs:
+        return 0.0
+    tokens = _tokens(job, job.eval_batch)
+    stored_layer, _ = layer_bytes_per_token(model, job, job.sequence)
+    forward = tokens * (stored_layer + _activation_width(job) * model.hidden)
+    logits = tokens * model.vocab * (2 + 4 if model.logits_fp32 else 2)
+    gathered = 0.0
+    if job.eval_gathers_logits:
+        gathered = tokens * model.vocab * 4 * ASSUMED_EVAL_BATCHES
+        notes.note("compute_metrics without eval_accumulation_steps: eval logits gathered on the GPU")
+        notes.unknowns.append(f"eval set size unknown: assumed {ASSUMED_EVAL_BATCHES} batches of gathered logits")
+        notes.assumed.add("eval_set_size")
+    notes.note(f"evaluation runs with per-device eval batch {job.eval_batch}")
+    return states.weights + states.optimizer + forward + logits + gathered
+
+
+def fixed_overhead_bytes(world_size: int) -> float:
+    """CUDA context and workspaces, and NCCL buffers on more than one GPU: docs/memory-model.md §12."""
+    return FIXED_OVERHEAD_GIB * GIB + (NCCL_OVERHEAD_GIB * GIB if world_size > 1 else 0.0)
+
+
+def overhead_bytes(fixed: float, dynamic: float, state_bytes: float) -> float:
+    """Fixed overhead plus allocator fragmentation: docs/memory-model.md §12."""
+    return fixed + FRAGMENTATION_DYNAMIC * dynamic + FRAGMENTATION_STATES * state_bytes
+
+
+def note_overhead(notes: EstimateNotes) -> None:
+    notes.note("allocator/CUDA overhead: "
+               f"{FIXED_OVERHEAD_GIB:g} GiB fixed, {FRAGMENTATION_DYNAMIC:.0%} of activations, "
+               f"{FRAGMENTATION_STATES:.0%} of model states")
