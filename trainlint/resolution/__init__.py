@@ -8,6 +8,7 @@ from typing import Iterable, List, Sequence, Tuple
 
 from trainlint.core import Diagnostic, TrainingRun
 from trainlint.graph import SettingsGraph
+from trainlint.readers.facts import Flow
 from trainlint.readers.source import display_path
 from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
@@ -66,6 +67,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
     entries_seen = set()
     python_candidates: List[Path] = []
     recipe_candidates: List[Path] = []
+    flows: List[Flow] = []
     for path in files:
         result.scanned.append(display_path(path))
         suffix = path.suffix.lower()
@@ -79,7 +81,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
             result.diagnostics.extend(config.diagnostics)
         else:
             script = workspace.shell(path)
-            result.graph.add_flows(script.flows)
+            flows.extend(script.flows)
             attached = set()
             for launch in script.launches:
                 run = build_run(launch, path, workspace)
@@ -110,8 +112,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
         run = python_run(path, workspace)
         if run is not None:
             result.runs.append(run)
-    for run in result.runs:
-        result.graph.add_run(run)
+    result.graph = SettingsGraph.from_runs(result.runs, flows)
     return result
 
 
