@@ -3,23 +3,24 @@ and the knobs it computes from others (derivations)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import Enum, auto
 from typing import Callable, Mapping, Optional, Tuple
 
 from trainlint.core import Setting
 from trainlint.resolution.precedence import Candidates
 
 
-class Stage(IntEnum):
-    """When a derivation runs. Derivations of one stage run in the order of the framework registry;
-    order matters because a later setting of equal precedence wins, and because a derivation may
-    only fill in a knob no earlier one set (an adapter's 4 bits before a `load_in_8bit` switch)."""
+class Stage(Enum):
+    """When a derivation runs: stages in the order listed, and within a stage in the order of the
+    framework registry. Order matters because a later setting of equal precedence wins, and because
+    a derivation may only fill in a knob no earlier one set (an adapter's 4 bits before a
+    `load_in_8bit` switch)."""
 
-    ADAPTER = 1  # the fine-tuning method: adapters and the quantisation a method implies
-    QUANTISATION = 2  # quantisation switches of the base model
-    PRECISION = 3
-    ATTENTION = 4
-    SHARDING = 5
+    ADAPTER = auto()  # the fine-tuning method: adapters and the quantisation a method implies
+    QUANTISATION = auto()  # quantisation switches of the base model
+    PRECISION = auto()
+    ATTENTION = auto()
+    SHARDING = auto()
 
 
 @dataclass(frozen=True)
