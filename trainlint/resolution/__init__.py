@@ -1,4 +1,9 @@
-"""Turning the paths a user names into training runs, joined in one settings graph."""
+"""Turning the paths a user names into training runs, joined in one settings graph.
+
+`runs` assembles a job from its launch (or recipe, or entry script alone) and the files it reads
+(`entry`, `entry_settings`, `inputs`, `world`); `precedence` decides which written value wins;
+`frameworks` holds each framework's defaults and derived knobs; `trainlint.graph` joins the jobs.
+"""
 from __future__ import annotations
 
 import os
