@@ -1,4 +1,9 @@
-"""Turning the paths a user names into training runs, joined in one settings graph."""
+"""Turning the paths a user names into training runs, joined in one settings graph.
+
+`runs` assembles a job from its launch (or recipe, or entry script alone) and the files it reads
+(`entry`, `entry_settings`, `inputs`, `world`); `precedence` decides which written value wins;
+`frameworks` holds each framework's defaults and derived knobs; `trainlint.graph` joins the jobs.
+"""
 from __future__ import annotations
 
 import os
@@ -8,6 +13,7 @@ from typing import Iterable, List, Sequence, Tuple
 
 from trainlint.core import Diagnostic, TrainingRun
 from trainlint.graph import SettingsGraph
+from trainlint.readers.facts import Flow
 from trainlint.readers.source import display_path
 from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
@@ -66,6 +72,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
     entries_seen = set()
     python_candidates: List[Path] = []
     recipe_candidates: List[Path] = []
+    flows: List[Flow] = []
     for path in files:
         result.scanned.append(display_path(path))
         suffix = path.suffix.lower()
@@ -79,7 +86,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
             result.diagnostics.extend(config.diagnostics)
         else:
             script = workspace.shell(path)
-            result.graph.add_flows(script.flows)
+            flows.extend(script.flows)
             attached = set()
             for launch in script.launches:
                 run = build_run(launch, path, workspace)
@@ -110,8 +117,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
         run = python_run(path, workspace)
         if run is not None:
             result.runs.append(run)
-    for run in result.runs:
-        result.graph.add_run(run)
+    result.graph = SettingsGraph.from_runs(result.runs, flows)
     return result
 
 

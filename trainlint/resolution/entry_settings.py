@@ -1,0 +1,154 @@
+"""The knobs a launch's entry script pins: the launcher flags it accepts, its argparse and dataclass
+defaults, the keywords it hands TrainingArguments and the values it assigns after parsing."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Dict, Mapping, Optional
+
+from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.knobs import coerce, knob_for
+from trainlint.readers.facts import Keyword
+from trainlint.resolution.entry import EntryFacts
+from trainlint.resolution.flags import ParsedFlag
+from trainlint.resolution.precedence import Candidates
+
+Flags = Mapping[str, ParsedFlag]
+
+# A data-arguments field of this name packs several samples into each item the trainer batches
+# (InternLM-XComposer's data mix): the trainer's batch counts items, not samples.
+_DATA_BATCH_FIELDS = ("batch_size",)
+# Keywords of other calls (from_pretrained, LoraConfig) that pin a knob.
+_MODEL_KEYWORD_KNOBS = ("attn_implementation", "load_in_4bit", "load_in_8bit", "lora_r")
+
+
+def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """Launcher flags the script hands to TrainingArguments as they are."""
+    accepted = facts.accepted_flags() if facts else None
+    for name, flag in flags.items():
+        normalized = name.replace("-", "_")
+        if facts is not None and normalized in facts.option_dest:
+            continue  # an argparse flag: it reaches knobs through keywords (code_settings)
+        if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
+            continue  # parse_known_args drops it silently
+        target = knob_for(name)
+        if target is not None:
+            candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
+
+
+def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
+    """The samples packed into each item the trainer batches, when the script's data arguments say."""
+    if facts is None:
+        return None
+    for name in _DATA_BATCH_FIELDS:
+        item = facts.plain_fields.get(name)
+        if item is None:
+            continue
+        flag = flags.get(name)
+        if flag is not None:
+            coerced = coerce("per_device_train_batch_size", flag.value.value)
+            return replace(flag.value, value=coerced.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+        return item.default
+    return None
+
+
+def _argparse_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
+    values: Dict[str, Setting] = {}
+    for dest, arg in facts.argparse.items():
+        if arg.default is not None:
+            values[dest] = arg.default
+    for name, flag in flags.items():
+        dest = facts.option_dest.get(name) or facts.option_dest.get(name.replace("-", "_"))
+        if dest is not None:
+            values[dest] = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+    return values
+
+
+def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> Setting:
+    if keyword.reference is None:
+        return keyword.setting
+    source = argparse_values.get(keyword.reference)
+    if source is None:
+        return keyword.setting
+    value = source.value
+    if keyword.negated:
+        truth = coerce("bf16", value).value
+        value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
+    # The keyword's value comes from the parsed argument: the argument's origin is where to edit.
+    return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name)
+
+
+def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """What the script's code gives each knob: keywords, parsed arguments, dataclass defaults,
+    assignments after parsing, and model/adapter keywords of other calls."""
+    if facts is None:
+        return
+    argparse_values = _argparse_values(facts, flags)
+    for keyword in facts.config_keywords:
+        target = knob_for(keyword.name)
+        if target is not None:
+            candidates.add(target, _keyword_setting(keyword, argparse_values))
+    # Arguments the script reads directly (`--seq-length`, Megatron-style names) for knobs no
+    # TrainingArguments keyword sets; a flag given on the command line was added above.
+    keyword_knobs = {knob_for(k.name) for k in facts.config_keywords}
+    for dest, setting in argparse_values.items():
+        target = knob_for(dest)
+        if target is not None and target not in keyword_knobs:
+            candidates.add(target, setting)
+    for name, item in facts.fields.items():
+        target = knob_for(name)
+        if target is not None and item.default is not None:
+            candidates.add(target, item.default)
+    for override in facts.overrides:
+        target = knob_for(override.name)
+        if target is None or _copies_argument(override):
+            continue
+        setting = replace(override.setting, kind=SourceKind.CODE_OVERRIDE)
+        if override.when is not None:
+            gated = _gated_override(facts, flags, argparse_values, override, setting)
+            if gated is None:
+                continue  # the branch does not run: the override never happens
+            setting = gated
+        candidates.add(target, setting)
+    for callee, keyword in facts.other_keywords:
+        target = knob_for(keyword.name)
+        accumulation = callee.endswith("Accelerator") and target == "gradient_accumulation_steps"
+        if target in _MODEL_KEYWORD_KNOBS or accumulation:
+            candidates.add(target, replace(_keyword_setting(keyword, argparse_values), kind=SourceKind.CODE_KEYWORD))
+        if callee == "get_peft_model":
+            # A call says adapters may be used; an explicit switch (a flag, a default) says when.
+            candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
+                                           keyword.setting.origin, note="get_peft_model"))
+
+
+def _copies_argument(override) -> bool:
+    """`training_args.x = model_args.x`: the same argument copied between namespaces, which the
+    knob (one name across every argument class) already holds."""
+    text = override.setting.text.strip()
+    head, dot, attribute = text.rpartition(".")
+    return bool(dot) and head.isidentifier() and attribute == override.name
+
+
+def _argument_value(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],
+                    name: str) -> Optional[Setting]:
+    """The value the entry script's parsed argument `name` gets: a launcher flag, else its default."""
+    flag = flags.get(name) or flags.get(name.replace("_", "-"))
+    if flag is not None:
+        return replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{flag.name}")
+    if name in argparse_values:
+        return argparse_values[name]
+    item = facts.fields.get(name)
+    return item.default if item is not None else None
+
+
+def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting], override,
+                    setting: Setting) -> Optional[Setting]:
+    """An override under `if args.flag:`: it applies when the flag is on (off when negated), never
+    when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
+    gate = _argument_value(facts, flags, argparse_values, override.when)
+    truth = coerce("bf16", gate.value).value if gate is not None else None
+    if not isinstance(truth, bool):
+        return setting
+    if truth == override.when_negated:
+        return None
+    return replace(setting, value=override.when_value, via=(gate,),
+                   note=f"{setting.note} (runs because {override.when} is {gate.text or gate.value})")

@@ -1,0 +1,33 @@
+"""The frameworks a job may run under, each in its own module behind one interface (`Framework`):
+the defaults it fills in and the knobs it derives. Adding a framework is a module and a line here."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from trainlint.core import Setting
+from trainlint.resolution.frameworks.accelerate import ACCELERATE
+from trainlint.resolution.frameworks.axolotl import AXOLOTL, writes_recipe
+from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
+from trainlint.resolution.frameworks.deepspeed import DEEPSPEED
+from trainlint.resolution.frameworks.hf_trainer import HF_TRAINER
+from trainlint.resolution.frameworks.llamafactory import LLAMAFACTORY
+from trainlint.resolution.precedence import Candidates
+
+# The order derivations of one stage run in: accelerate's mixed precision before LLaMA-Factory's
+# pure_bf16 (the later wins the tie on bf16), LLaMA-Factory's finetuning_type before axolotl's adapter.
+FRAMEWORKS = (HF_TRAINER, ACCELERATE, DEEPSPEED, LLAMAFACTORY, AXOLOTL)
+
+__all__ = ["ACCELERATE", "AXOLOTL", "DEEPSPEED", "FRAMEWORKS", "HF_TRAINER", "LLAMAFACTORY", "Derivation",
+           "DeriveContext", "Framework", "Stage", "derive", "recipe_framework"]
+
+
+def derive(candidates: Candidates, context: DeriveContext) -> None:
+    """Every framework's derived knobs, stage by stage, once everything written is a candidate."""
+    for stage in Stage:
+        for framework in FRAMEWORKS:
+            framework.derive(stage, candidates, context)
+
+
+def recipe_framework(values: Mapping[str, Setting]) -> Framework:
+    """Whose recipe a YAML file is: axolotl's when it names keys only axolotl reads, else LLaMA-Factory's."""
+    return AXOLOTL if writes_recipe(values) else LLAMAFACTORY

@@ -1,0 +1,55 @@
+"""accelerate: the config file `accelerate launch --config_file` reads, the mixed precision it hands
+the trainer, and FSDP, which HF's `--fsdp`, accelerate's plugin and axolotl's `fsdp_config` all
+configure through it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from trainlint.core import Setting, SourceKind
+from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
+from trainlint.resolution.flags import option_value
+from trainlint.resolution.frameworks import deepspeed
+from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
+from trainlint.resolution.inputs import JobInputs
+from trainlint.resolution.precedence import Candidates
+from trainlint.resolution.sharding import derive_fsdp
+from trainlint.resolution.workspace import Workspace
+
+
+def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
+                       dirs: Sequence[Path]) -> None:
+    """The `--config_file` of `accelerate launch`, and the DeepSpeed config it names in turn."""
+    config_setting = option_value(launcher_args, "config_file")
+    if config_setting is None or not isinstance(config_setting.value, str):
+        return
+    path = workspace.find(config_setting.value, dirs)
+    if path is None:
+        return
+    config = workspace.config(path)
+    inputs.read_config(config, ACCELERATE_SPELLING)
+    ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
+    if ds_file is not None and isinstance(ds_file.value, str):
+        deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs)
+
+
+def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
+    """`mixed_precision: bf16` reaches the HF trainer through the environment when the trainer's own
+    bf16/fp16 flags are left at their defaults."""
+    chosen = candidates.winner("mixed_precision")
+    if chosen is not None and chosen.value in ("bf16", "fp16"):
+        candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
+                                             note=f"mixed_precision {chosen.value}"))
+
+
+def _derive_sharding(candidates: Candidates, context: DeriveContext) -> None:
+    launcher_args = context.launcher_args if context.launcher == "accelerate" else ()
+    derive_fsdp(candidates.winner, candidates.add, launcher_args)
+
+
+ACCELERATE = Framework(
+    name="accelerate",
+    namespace=ACCELERATE_SPELLING,
+    derivations=(Derivation(Stage.PRECISION, _derive_precision), Derivation(Stage.SHARDING, _derive_sharding)),
+    launcher="accelerate",
+)

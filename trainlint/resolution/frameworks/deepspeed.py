@@ -1,0 +1,54 @@
+"""DeepSpeed: the JSON config a job names (through TrainingArguments' `deepspeed`, or an accelerate
+config), and the ZeRO stage a job without one runs at."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+from trainlint.core import Diagnostic, Setting, SourceKind, Unknown
+from trainlint.knobs import DEEPSPEED as DEEPSPEED_SPELLING
+from trainlint.resolution.flags import option_value
+from trainlint.resolution.frameworks.base import Framework
+from trainlint.resolution.inputs import JobInputs
+from trainlint.resolution.workspace import Workspace
+
+# Top-level keys that make a JSON/YAML file a DeepSpeed config rather than a training recipe.
+CONFIG_ROOTS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
+
+
+def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace: Workspace,
+                 inputs: JobInputs) -> None:
+    """The DeepSpeed config at `path` (None: `shown` names a file that does not exist)."""
+    candidates = inputs.candidates
+    if path is None:
+        candidates.diagnostics.append(Diagnostic(
+            "missing-file", f"the DeepSpeed config `{shown}` does not exist", named_by.origin.path
+            if named_by.origin else shown, named_by.origin))
+        return
+    config = workspace.config(path)
+    inputs.read_config(config, DEEPSPEED_SPELLING)
+    if "zero_optimization.stage" not in config.values:
+        candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note=f"{config.path} has no ZeRO stage"))
+
+
+def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
+                        dirs: Sequence[Path]) -> None:
+    """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
+    named, unless an accelerate config (read later) may bring one."""
+    candidates = inputs.candidates
+    winner = candidates.winner("deepspeed")
+    if winner is None:
+        if option_value(launcher_args, "config_file") is None:
+            candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
+        return
+    if winner.value is None or winner.value == "":
+        candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config", via=(winner,)))
+        return
+    if not isinstance(winner.value, str):
+        candidates.add("zero_stage", Setting(Unknown("the DeepSpeed config path is not known"),
+                                             SourceKind.DERIVED, None, via=(winner,)))
+        return
+    apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs)
+
+
+DEEPSPEED = Framework(name="deepspeed", namespace=DEEPSPEED_SPELLING)

@@ -1,0 +1,54 @@
+"""transformers: TrainingArguments defaults, and the from_pretrained choices (quantisation, the
+attention kernel) that other frameworks' switches select."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+from trainlint.core import Setting, SourceKind
+from trainlint.knobs import ARGS, DEEPSPEED, KNOBS
+from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
+from trainlint.resolution.precedence import Candidates
+
+
+def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    for spec in KNOBS:
+        if spec.default is not None and DEEPSPEED not in spec.spellings:
+            candidates.add(spec.name, Setting(spec.default, SourceKind.FRAMEWORK_DEFAULT, None,
+                                              note="HF TrainingArguments default"))
+
+
+def _derive_bits(candidates: Candidates, context: DeriveContext) -> None:
+    """`load_in_4bit`/`load_in_8bit` quantise the base model, unless the bits are set already."""
+    for switch, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
+        source = candidates.winner(switch)
+        if source is not None and source.value is True and candidates.winner("bits") is None:
+            candidates.add("bits", replace(source, value=bits, via=(source,), note=switch))
+
+
+# `flash_attn`/`flash_attention` as written -> the attn_implementation it selects.
+_FLASH_WORDS = {"true": "flash_attention_2", "1": "flash_attention_2", "yes": "flash_attention_2",
+                "fa2": "flash_attention_2", "fa3": "flash_attention_3", "flash_attention_2": "flash_attention_2",
+                "flash_attention_3": "flash_attention_3", "sdpa": "sdpa", "disabled": "eager", "eager": "eager"}
+
+
+def _derive_attention(candidates: Candidates, context: DeriveContext) -> None:
+    """A flash-attention switch or LLaMA-Factory's `flash_attn: fa2` picks the attention kernel,
+    unless attn_implementation is written itself."""
+    if candidates.winner("attn_implementation") is not None:
+        return
+    chosen = candidates.winner("flash_attention")
+    if chosen is None or not isinstance(chosen.value, str):
+        return
+    implementation = _FLASH_WORDS.get(chosen.value.strip().lower())
+    if implementation is not None:
+        candidates.add("attn_implementation", Setting(implementation, SourceKind.DERIVED, None, via=(chosen,),
+                                                      note=f"flash_attn {chosen.value}"))
+
+
+HF_TRAINER = Framework(
+    name="hf_trainer",
+    namespace=ARGS,
+    defaults=_defaults,
+    derivations=(Derivation(Stage.QUANTISATION, _derive_bits), Derivation(Stage.ATTENTION, _derive_attention)),
+)
