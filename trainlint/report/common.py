@@ -1,5 +1,6 @@
 """What every reporter shares: paths relative to the root, ordering, fix wording, the summary line,
-effective batches and the fingerprint that identifies a finding across line shifts."""
+the effective batch a report carries for a run and the fingerprint that identifies a finding across
+line shifts."""
 from __future__ import annotations
 
 import hashlib
@@ -20,7 +21,6 @@ from trainlint.core import (
     Value,
 )
 from trainlint.readers.source import SourceText, read_source
-from trainlint.resolution.batch import effective_batch  # noqa: F401 (re-exported)
 
 SEVERITY_ORDER: Tuple[Severity, ...] = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 RULES_DOC_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules.md"
@@ -188,6 +188,11 @@ def summary_line(report: Report) -> str:
 
 
 # --- runs --------------------------------------------------------------------------------------
+
+def run_batch(report: Report, run_id: str) -> Value:
+    """The effective batch the linter computed for the run (reporters never compute it)."""
+    return report.run_batches.get(run_id, Unknown("the effective batch was not computed"))
+
 
 def relative_run_id(run_id: Optional[str], root: str = ".") -> Optional[str]:
     """Run ids are `path:line`; the path part follows the same root as every other path."""
