@@ -407,13 +407,40 @@ def test_sarif_describes_every_registered_rule(sample: Sample, monkeypatch: pyte
     assert sorted(rules) == ["TL101", "TL103", "TL104", "TL304"]  # registered + codes found but unregistered
     tl101 = rules["TL101"]
     assert tl101["shortDescription"]["text"] == "The per-device batch does not fit the GPU"
-    assert tl101["fullDescription"]["text"].startswith("What it does\nFlags large batches.")
+    assert tl101["fullDescription"] == {"text": "Flags large batches."}
     assert "## Fix safety\nSafe when" in tl101["help"]["markdown"]
-    assert "#" not in tl101["help"]["text"]
-    assert tl101["helpUri"] == "https://github.com/trainlint/trainlint/blob/main/docs/rules.md#tl101"
+    assert tl101["help"]["text"] == "The per-device batch does not fit the GPU. `trainlint rule TL101` prints the " \
+                                    "documentation."
     assert tl101["defaultConfiguration"] == {"level": "error"}
     assert rules["TL104"]["defaultConfiguration"] == {"level": "note"}
     assert rules["TL103"]["name"] == "eval-batch-exceeds-train-batch"
+
+
+def test_sarif_links_to_the_project_only_when_the_package_names_it(
+        sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("trainlint.report.sarif.all_rules", lambda: (_FakeRule(),))
+    monkeypatch.setattr("trainlint.report.sarif.project_url", lambda: None)
+    driver = json.loads(render(sample.report, "sarif", root=str(sample.root)))["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver
+    assert not any("helpUri" in rule for rule in driver["rules"])
+    monkeypatch.setattr("trainlint.report.sarif.project_url", lambda: "https://git.example.org/ml/trainlint/")
+    document = json.loads(render(sample.report, "sarif", root=str(sample.root)))
+    _validate_sarif(document)
+    driver = document["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://git.example.org/ml/trainlint/"
+    tl101 = next(rule for rule in driver["rules"] if rule["id"] == "TL101")
+    assert tl101["helpUri"] == "https://git.example.org/ml/trainlint/blob/main/docs/rules.md#tl101"
+
+
+def test_sarif_holds_each_rules_documentation_once(sample: Sample) -> None:
+    from trainlint.checks import all_rules
+
+    text = render(sample.report, "sarif", root=str(sample.root))
+    for rule in all_rules():
+        assert text.count(json.dumps(rule.docs(), ensure_ascii=False)[1:-1]) == 1, rule.code
+    results = json.loads(text)["runs"][0]["results"]
+    assert all(set(result) >= {"ruleId", "ruleIndex"} and "help" not in result for result in results)
+    assert len(text.encode("utf-8")) < 60_000
 
 
 def test_sarif_lists_the_registered_rules(sample: Sample) -> None:

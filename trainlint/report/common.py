@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -23,8 +24,8 @@ from trainlint.core import (
 from trainlint.readers.source import SourceText, read_source
 
 SEVERITY_ORDER: Tuple[Severity, ...] = (Severity.ERROR, Severity.WARNING, Severity.INFO)
-RULES_DOC_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules.md"
-PROJECT_URL = "https://github.com/trainlint/trainlint"
+# The `[project.urls]` labels (package metadata) that name the project's repository, by preference.
+REPOSITORY_LABELS = ("repository", "source", "source code", "homepage")
 TAB_WIDTH = 4
 _RUN_LINE_SUFFIX = re.compile(r":\d+$")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -79,6 +80,23 @@ class SourceLines:
         if not os.path.isabs(path):
             found.append(os.path.join(self.root, path))
         return found
+
+
+# --- the project ---------------------------------------------------------------------------------
+
+def project_url() -> Optional[str]:
+    """The repository the installed package names in its metadata (`[project.urls]`), or None: links
+    to the project are only written when they lead somewhere."""
+    try:
+        entries = metadata.metadata("trainlint").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    urls = {}
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if url.strip():
+            urls.setdefault(label.strip().lower(), url.strip())
+    return next((urls[label] for label in REPOSITORY_LABELS if label in urls), None)
 
 
 # --- findings ----------------------------------------------------------------------------------
