@@ -13,7 +13,6 @@ from trainlint.core import (
     Diagnostic,
     Finding,
     MemoryEstimate,
-    Report,
     Setting,
     SourceKind,
     TrainingRun,
@@ -98,11 +97,6 @@ class LintResult:
     errors: List[str] = field(default_factory=list)
     # Run id -> per-device batch × accumulation × world size (Unknown saying which factor is missing).
     effective_batches: Dict[str, Value] = field(default_factory=dict)
-
-    def report(self) -> Report:
-        """What a reporter formats: the findings, the runs, their estimates and effective batches."""
-        return Report(tuple(self.findings), tuple(self.scan.runs), dict(self.estimates),
-                      run_batches=dict(self.effective_batches))
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:

@@ -38,7 +38,7 @@ def render_fix_summary(outcome: FixOutcome, unsafe: bool, preview: bool = False)
     for plan in outcome.applied:
         by_run.setdefault(plan.finding.run_id, []).append(plan)
     for key, (run, before) in outcome.before.items():
-        after_run, after = outcome.after.get(key, (run, before))
+        _, after = outcome.after.get(key, (run, before))
         plans = by_run.pop(run.id, [])
         if not plans and not preview and before == after:
             continue
