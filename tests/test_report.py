@@ -29,10 +29,11 @@ from trainlint.core import (
     Unknown,
 )
 from trainlint.readers.source import SourceText, read_source
-from trainlint.report import FORMATS, effective_batch, fingerprint, render, render_summary
+from trainlint.report import FORMATS, fingerprint, render, render_summary
 from trainlint.report.github import annotation
+from trainlint.resolution.batch import effective_batch
 
-SCHEMA = Path("/work/shared/data/sarif-schema-2.1.0.json")
+SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 ANSI = re.compile(r"\x1b\[")
 
 FINETUNE = """#!/bin/bash
@@ -93,10 +94,12 @@ class Sample:
         self.broken = _write(root, "scripts/broken.sh", BROKEN)
         self.finetune_id = f"{self.finetune.path}:6"
         self.lora_id = f"{self.lora.path}:2"
+        runs = (self._finetune_run(), self._lora_run())
         self.report = Report(
             findings=(self._too_large(), self._eval_batch(), self._broken_continuation()),
-            runs=(self._finetune_run(), self._lora_run()),
+            runs=runs,
             estimates={self.finetune_id: self._estimate()},
+            run_batches={run.id: effective_batch(run) for run in runs},
         )
 
     # positions
@@ -269,9 +272,22 @@ def test_json_runs_have_null_with_reason_for_unknowns(sample: Sample) -> None:
 
 def test_json_is_deterministic(sample: Sample) -> None:
     first = render(sample.report, "json", root=str(sample.root))
-    reordered = Report(tuple(reversed(sample.report.findings)), sample.report.runs, sample.report.estimates)
+    reordered = Report(tuple(reversed(sample.report.findings)), sample.report.runs, sample.report.estimates,
+                       run_batches=sample.report.run_batches)
     assert render(reordered, "json", root=str(sample.root)) == first
     assert first.startswith('{\n  "version"')
+
+
+def test_reporters_format_the_effective_batch_the_report_carries(sample: Sample) -> None:
+    """The number is the linter's: a reporter shows what it is given and computes nothing."""
+    finetune, lora = sample.report.runs
+    given = Report((), sample.report.runs, run_batches={lora.id: 96})
+    runs = json.loads(render(given, "json", root=str(sample.root)))["runs"]
+    assert (runs[1]["effective_batch"], runs[0]["effective_batch"]) == (96, None)
+    assert runs[0]["effective_batch_reason"] == "the effective batch was not computed"
+    summary = render_summary(given, root=str(sample.root))
+    assert "Effective batch: 96." in summary
+    assert "Effective batch: unknown (the effective batch was not computed)." in summary
 
 
 def test_effective_batch_applies_the_data_multiplier(sample: Sample) -> None:
@@ -391,13 +407,40 @@ def test_sarif_describes_every_registered_rule(sample: Sample, monkeypatch: pyte
     assert sorted(rules) == ["TL101", "TL103", "TL104", "TL304"]  # registered + codes found but unregistered
     tl101 = rules["TL101"]
     assert tl101["shortDescription"]["text"] == "The per-device batch does not fit the GPU"
-    assert tl101["fullDescription"]["text"].startswith("What it does\nFlags large batches.")
+    assert tl101["fullDescription"] == {"text": "Flags large batches."}
     assert "## Fix safety\nSafe when" in tl101["help"]["markdown"]
-    assert "#" not in tl101["help"]["text"]
-    assert tl101["helpUri"] == "https://github.com/trainlint/trainlint/blob/main/docs/rules.md#tl101"
+    assert tl101["help"]["text"] == "The per-device batch does not fit the GPU. `trainlint rule TL101` prints the " \
+                                    "documentation."
     assert tl101["defaultConfiguration"] == {"level": "error"}
     assert rules["TL104"]["defaultConfiguration"] == {"level": "note"}
     assert rules["TL103"]["name"] == "eval-batch-exceeds-train-batch"
+
+
+def test_sarif_links_to_the_project_only_when_the_package_names_it(
+        sample: Sample, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("trainlint.report.sarif.all_rules", lambda: (_FakeRule(),))
+    monkeypatch.setattr("trainlint.report.sarif.project_url", lambda: None)
+    driver = json.loads(render(sample.report, "sarif", root=str(sample.root)))["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver
+    assert not any("helpUri" in rule for rule in driver["rules"])
+    monkeypatch.setattr("trainlint.report.sarif.project_url", lambda: "https://git.example.org/ml/trainlint/")
+    document = json.loads(render(sample.report, "sarif", root=str(sample.root)))
+    _validate_sarif(document)
+    driver = document["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://git.example.org/ml/trainlint/"
+    tl101 = next(rule for rule in driver["rules"] if rule["id"] == "TL101")
+    assert tl101["helpUri"] == "https://git.example.org/ml/trainlint/blob/main/docs/rules.md#tl101"
+
+
+def test_sarif_holds_each_rules_documentation_once(sample: Sample) -> None:
+    from trainlint.checks import all_rules
+
+    text = render(sample.report, "sarif", root=str(sample.root))
+    for rule in all_rules():
+        assert text.count(json.dumps(rule.docs(), ensure_ascii=False)[1:-1]) == 1, rule.code
+    results = json.loads(text)["runs"][0]["results"]
+    assert all(set(result) >= {"ruleId", "ruleIndex"} and "help" not in result for result in results)
+    assert len(text.encode("utf-8")) < 60_000
 
 
 def test_sarif_lists_the_registered_rules(sample: Sample) -> None:
@@ -519,7 +562,7 @@ def test_summary_tables(sample: Sample) -> None:
     pipe = Finding("TL305", "unknown-training-argument", Severity.WARNING, "flag `--a|b` is not accepted\nby train.py",
                    sample.lora.path, _at(sample.lora, "--lora_enable"), run_id=sample.lora_id)
     report = Report(sample.report.findings + (pipe,), sample.report.runs, sample.report.estimates,
-                    effective_batches={sample.lora_id: (64, 64)})
+                    effective_batches={sample.lora_id: (64, 64)}, run_batches=sample.report.run_batches)
     text = render_summary(report, root=str(sample.root))
     lines = text.splitlines()
     assert "| Severity | Code | Location | Message |" in lines

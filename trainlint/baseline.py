@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Tuple
 
 from trainlint import __version__
+from trainlint.atomic_write import write_text_atomically
 from trainlint.core import Finding
 from trainlint.report.common import SourceLines, by_location, fingerprint, relative_path
 
@@ -60,13 +61,10 @@ def baseline_document(findings: Iterable[Finding], root: str) -> Dict:
 
 
 def write_baseline(path: Path, findings: Iterable[Finding]) -> int:
-    """Write every finding to `path`; returns how many were written."""
-    from trainlint.fixers.atomic import write_atomically
-
-    path.resolve().parent.mkdir(parents=True, exist_ok=True)
+    """Write every finding to `path` (atomically); returns how many were written."""
     root = str(path.resolve().parent)
     document = baseline_document(findings, root)
-    write_atomically(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_text_atomically(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return len(document["findings"])
 
 

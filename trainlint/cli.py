@@ -1,4 +1,5 @@
-"""`trainlint check | fix | show | estimate | rule | gpus | config`."""
+"""`trainlint check | fix | show | estimate | rule | gpus | config`: the arguments, parsed here, go to
+trainlint.commands, which asks trainlint.api and writes the answer."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,7 @@ from typing import List, Optional, Sequence
 
 from trainlint import __version__
 
-# The same codes as trainlint.commands, which is imported only once a command runs (a fast --help).
+# trainlint.api.ExitCode.ERROR: the API is imported only once a command runs (a fast --help).
 EXIT_ERROR = 2
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 EPILOG = ("exit codes: 0 nothing at or above the failing severity, 1 findings, 2 usage, configuration or "
@@ -114,11 +115,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         from trainlint import commands
 
-        return getattr(commands, f"run_{args.command}")(args)
+        return int(getattr(commands, f"run_{args.command}")(args))
     except KeyboardInterrupt:
         return EXIT_ERROR
     except Exception as error:  # the last line of defence: never a traceback for a user's input
-        from trainlint.linter import UsageError
+        from trainlint.api import UsageError
 
         if isinstance(error, UsageError):
             print(f"trainlint: error: {error}", file=sys.stderr)

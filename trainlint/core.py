@@ -264,3 +264,5 @@ class Report:
     estimates: Mapping[str, MemoryEstimate] = field(default_factory=dict)
     # Run id -> (effective batch before, after) when fixes were applied.
     effective_batches: Mapping[str, Tuple[Value, Value]] = field(default_factory=dict)
+    # Run id -> its effective batch, as the linter computed it (reporters only format it).
+    run_batches: Mapping[str, Value] = field(default_factory=dict)

@@ -1,4 +1,5 @@
-"""One scan: files -> runs -> findings and memory estimates."""
+"""One scan: files -> runs -> findings, memory estimates and effective batches. No command-line
+concerns live here (arguments, printing, exit codes): trainlint.api and the CLI own those."""
 from __future__ import annotations
 
 import math
@@ -8,17 +9,27 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from trainlint.checks import CheckContext, Rule, all_rules
 from trainlint.config import PerFileIgnore
-from trainlint.core import Diagnostic, Finding, MemoryEstimate, Setting, SourceKind, TrainingRun, Unknown
+from trainlint.core import (
+    Diagnostic,
+    Finding,
+    MemoryEstimate,
+    Setting,
+    SourceKind,
+    TrainingRun,
+    Unknown,
+    Value,
+)
 from trainlint.memory import Gpu, estimate, find_gpu, gpu_from_memory
 from trainlint.resolution import Scan, scan
+from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.workspace import Workspace
 from trainlint.suppressions import apply_suppressions
 
 DEFAULT_GPU = "a100-80gb"
 
 
-class UsageError(Exception):
-    """A problem with what the user asked for (exit code 2)."""
+class TargetError(ValueError):
+    """The GPU or its memory, as given, names no target to check against."""
 
 
 @dataclass(frozen=True)
@@ -33,13 +44,13 @@ class Target:
 def make_target(gpu: Optional[str] = None, gpu_memory: Optional[str] = None,
                 num_gpus: Optional[int] = None) -> Target:
     if gpu and gpu_memory:
-        raise UsageError("--gpu and --gpu-memory are exclusive")
+        raise TargetError("--gpu and --gpu-memory are exclusive")
     if gpu_memory:
         return Target(gpu_from_memory(parse_memory(gpu_memory)), False, num_gpus)
     if gpu:
         found = find_gpu(gpu)
         if found is None:
-            raise UsageError(f"unknown GPU `{gpu}`; `trainlint gpus` lists the known ones, or use --gpu-memory 48GiB")
+            raise TargetError(f"unknown GPU `{gpu}`; `trainlint gpus` lists the known ones, or use --gpu-memory 48GiB")
         return Target(found, False, num_gpus)
     return Target(find_gpu(DEFAULT_GPU), True, num_gpus)
 
@@ -56,7 +67,7 @@ def parse_memory(text: str) -> float:
                 continue
             if 0 < value < math.inf:
                 return value
-    raise UsageError(f"cannot read GPU memory `{text}` (try 40GiB)")
+    raise TargetError(f"cannot read GPU memory `{text}` (try 40GiB)")
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,8 @@ class LintResult:
     suppressed: List[Finding] = field(default_factory=list)
     # A rule or the estimate failed on one job: said, and the scan went on with the others.
     errors: List[str] = field(default_factory=list)
+    # Run id -> per-device batch × accumulation × world size (Unknown saying which factor is missing).
+    effective_batches: Dict[str, Value] = field(default_factory=dict)
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
@@ -110,6 +123,7 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
     rules = list(all_rules())
     by_kind = {kind: rule for rule in rules for kind in rule.diagnostic_kinds}
     for run in found.runs:
+        result.effective_batches[run.id] = effective_batch(run)
         try:
             result.estimates[run.id] = estimate(run, target.gpu)
         except Exception as error:  # noqa: BLE001 - one job's failure must not end the scan

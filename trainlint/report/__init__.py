@@ -3,7 +3,7 @@ number and decision comes from the layers before."""
 from __future__ import annotations
 
 from trainlint.core import Report
-from trainlint.report.common import effective_batch, fingerprint, relative_path, summary_line
+from trainlint.report.common import fingerprint, relative_path, summary_line
 from trainlint.report.concise import render_concise
 from trainlint.report.full import render_full
 from trainlint.report.github import render_github
@@ -15,7 +15,6 @@ FORMATS = ("full", "concise", "json", "github", "sarif")
 
 __all__ = [
     "FORMATS",
-    "effective_batch",
     "fingerprint",
     "relative_path",
     "render",

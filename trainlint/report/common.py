@@ -1,11 +1,13 @@
 """What every reporter shares: paths relative to the root, ordering, fix wording, the summary line,
-effective batches and the fingerprint that identifies a finding across line shifts."""
+the effective batch a report carries for a run and the fingerprint that identifies a finding across
+line shifts."""
 from __future__ import annotations
 
 import hashlib
 import os
 import re
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -20,11 +22,10 @@ from trainlint.core import (
     Value,
 )
 from trainlint.readers.source import SourceText, read_source
-from trainlint.resolution.batch import effective_batch  # noqa: F401 (re-exported)
 
 SEVERITY_ORDER: Tuple[Severity, ...] = (Severity.ERROR, Severity.WARNING, Severity.INFO)
-RULES_DOC_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules.md"
-PROJECT_URL = "https://github.com/trainlint/trainlint"
+# The `[project.urls]` labels (package metadata) that name the project's repository, by preference.
+REPOSITORY_LABELS = ("repository", "source", "source code", "homepage")
 TAB_WIDTH = 4
 _RUN_LINE_SUFFIX = re.compile(r":\d+$")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -79,6 +80,23 @@ class SourceLines:
         if not os.path.isabs(path):
             found.append(os.path.join(self.root, path))
         return found
+
+
+# --- the project ---------------------------------------------------------------------------------
+
+def project_url() -> Optional[str]:
+    """The repository the installed package names in its metadata (`[project.urls]`), or None: links
+    to the project are only written when they lead somewhere."""
+    try:
+        entries = metadata.metadata("trainlint").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    urls = {}
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if url.strip():
+            urls.setdefault(label.strip().lower(), url.strip())
+    return next((urls[label] for label in REPOSITORY_LABELS if label in urls), None)
 
 
 # --- findings ----------------------------------------------------------------------------------
@@ -188,6 +206,11 @@ def summary_line(report: Report) -> str:
 
 
 # --- runs --------------------------------------------------------------------------------------
+
+def run_batch(report: Report, run_id: str) -> Value:
+    """The effective batch the linter computed for the run (reporters never compute it)."""
+    return report.run_batches.get(run_id, Unknown("the effective batch was not computed"))
+
 
 def relative_run_id(run_id: Optional[str], root: str = ".") -> Optional[str]:
     """Run ids are `path:line`; the path part follows the same root as every other path."""

@@ -1,5 +1,6 @@
-"""`--output-format json`: the documented contract (ARCHITECTURE.md, "JSON output"). Keys appear in
-the contract's order; unknown values are null with a sibling reason."""
+"""`--output-format json`: the documented contract (docs/json-output.md, checked against
+docs/json-output.schema.json). Keys appear in the contract's order; unknown values are null with a
+sibling reason."""
 from __future__ import annotations
 
 import json
@@ -11,10 +12,10 @@ from trainlint.core import Edit, Finding, MemoryEstimate, Origin, Report, Settin
 from trainlint.report.common import (
     applicability_name,
     by_location,
-    effective_batch,
     fix_edits,
     relative_path,
     relative_run_id,
+    run_batch,
     severity_of,
 )
 
@@ -30,7 +31,8 @@ def report_document(report: Report, *, root: str = ".") -> Json:
     return {
         "version": __version__,
         "findings": [finding_document(finding, root) for finding in by_location(report.findings, root)],
-        "runs": [run_document(run, report.estimates.get(run.id), root) for run in report.runs],
+        "runs": [run_document(run, report.estimates.get(run.id), run_batch(report, run.id), root)
+                 for run in report.runs],
     }
 
 
@@ -108,7 +110,7 @@ def _world_size(run: TrainingRun) -> Value:
     return Unknown("world_size is not set") if setting is None else setting.value
 
 
-def run_document(run: TrainingRun, estimate: Optional[MemoryEstimate], root: str) -> Json:
+def run_document(run: TrainingRun, estimate: Optional[MemoryEstimate], batch: Value, root: str) -> Json:
     document: Json = {
         "id": relative_run_id(run.id, root),
         "launcher": run.launcher,
@@ -116,7 +118,7 @@ def run_document(run: TrainingRun, estimate: Optional[MemoryEstimate], root: str
     }
     document.update(_with_reason("world_size", _world_size(run)))
     document["settings"] = {knob: setting_document(run.settings[knob], root) for knob in sorted(run.settings)}
-    document.update(_with_reason("effective_batch", effective_batch(run)))
+    document.update(_with_reason("effective_batch", batch))
     document["memory"] = memory_document(estimate) if estimate is not None else None
     return document
 

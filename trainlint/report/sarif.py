@@ -1,26 +1,28 @@
-"""`--output-format sarif`: SARIF 2.1.0 for code scanning. Every registered rule is described (so
-a dashboard can show rules that did not fire); results point at repo-relative URIs under
-`%SRCROOT%`; columns count code points, as Origin does."""
+"""`--output-format sarif`: SARIF 2.1.0 for code scanning. Every registered rule is described once in
+`tool.driver.rules` (so a dashboard can show rules that did not fire), its documentation as the help
+Markdown; results name their rule by `ruleIndex`. Results point at repo-relative URIs under
+`%SRCROOT%`; columns count code points, as Origin does. Links to the project (`informationUri`,
+each rule's `helpUri` into docs/rules.md) appear only when the package names its repository."""
 from __future__ import annotations
 
 import json
 import os
-import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from trainlint import __version__
 from trainlint.checks import all_rules
+from trainlint.checks.docs import anchor, what_it_does
 from trainlint.core import Edit, Finding, Origin, Report, Severity
 from trainlint.report.common import (
-    PROJECT_URL,
-    RULES_DOC_URL,
     SourceLines,
     applicability_name,
     by_location,
     fingerprint,
     fix_edits,
+    project_url,
     relative_path,
     relative_run_id,
     severity_of,
@@ -30,7 +32,6 @@ Json = Dict[str, Any]
 SARIF_SCHEMA = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "trainlint/v1"
-MARKDOWN_HEADING = re.compile(r"^#+[ \t]*", re.MULTILINE)
 LEVEL_BY_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -40,23 +41,20 @@ def render_sarif(report: Report, *, root: str = ".") -> str:
 
 def sarif_document(report: Report, *, root: str = ".") -> Json:
     findings = by_location(report.findings, root)
-    rules = rule_descriptors(findings)
+    project = project_url()
+    rules = rule_descriptors(findings, project)
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     sources = SourceLines(root)
+    driver: Json = {"name": "trainlint", "version": __version__, "semanticVersion": __version__}
+    if project:
+        driver["informationUri"] = project
+    driver["rules"] = rules
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "trainlint",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": PROJECT_URL,
-                        "rules": rules,
-                    }
-                },
+                "tool": {"driver": driver},
                 "columnKind": "unicodeCodePoints",
                 "results": [result(finding, index, root, sources) for finding in findings],
             }
@@ -66,39 +64,57 @@ def sarif_document(report: Report, *, root: str = ".") -> Json:
 
 # --- rules -------------------------------------------------------------------------------------
 
-def help_uri(code: str) -> str:
-    return f"{RULES_DOC_URL}#{code.lower()}"
+def help_uri(code: str, project: Optional[str]) -> Optional[str]:
+    """The rule's section of docs/rules.md in the project's repository, or None when none is named."""
+    if not project:
+        return None
+    return f"{project.rstrip('/')}/blob/main/docs/rules.md#{anchor(code)}"
 
 
-def _descriptor(code: str, name: str, severity: Severity, summary: str, docs: str) -> Json:
-    descriptor: Json = {"id": code, "name": name, "shortDescription": {"text": summary or name}}
-    if docs:
-        text = MARKDOWN_HEADING.sub("", docs)
-        descriptor["fullDescription"] = {"text": text, "markdown": docs}
-        descriptor["help"] = {"text": text, "markdown": docs}
-    descriptor["helpUri"] = help_uri(code)
+@dataclass(frozen=True)
+class RuleText:
+    summary: str = ""
+    description: str = ""  # the first paragraph of "What it does"
+    docs: str = ""  # the whole documentation, Markdown
+
+
+def _descriptor(code: str, name: str, severity: Severity, text: RuleText, project: Optional[str]) -> Json:
+    """One rule. Its documentation appears once, as the help Markdown; the plain-text help is the
+    summary and where to read the rest (SARIF requires a text form)."""
+    summary = text.summary or name
+    descriptor: Json = {"id": code, "name": name, "shortDescription": {"text": summary}}
+    if text.description:
+        descriptor["fullDescription"] = {"text": text.description}
+    if text.docs:
+        descriptor["help"] = {"text": f"{summary}. `trainlint rule {code}` prints the documentation.",
+                              "markdown": text.docs}
+    uri = help_uri(code, project)
+    if uri:
+        descriptor["helpUri"] = uri
     descriptor["defaultConfiguration"] = {"level": LEVEL_BY_SEVERITY[severity]}
     return descriptor
 
 
-def _registered_descriptors() -> Dict[str, Json]:
+def _registered_descriptors(project: Optional[str]) -> Dict[str, Json]:
     found: Dict[str, Json] = {}
     for rule in all_rules():
         try:
             severity = Severity(rule.severity)
         except ValueError:
             severity = Severity.WARNING
-        found[rule.code] = _descriptor(rule.code, rule.name, severity, getattr(rule, "summary", ""), rule.docs())
+        text = RuleText(getattr(rule, "summary", ""), what_it_does(rule), rule.docs())
+        found[rule.code] = _descriptor(rule.code, rule.name, severity, text, project)
     return found
 
 
-def rule_descriptors(findings: Sequence[Finding]) -> List[Json]:
+def rule_descriptors(findings: Sequence[Finding], project: Optional[str] = None) -> List[Json]:
     """Every registered rule, plus a minimal entry for any code a finding carries that is not
     registered (so each result has a ruleIndex), ordered by code."""
-    descriptors = _registered_descriptors()
+    descriptors = _registered_descriptors(project)
     for finding in findings:
         if finding.code not in descriptors:
-            descriptors[finding.code] = _descriptor(finding.code, finding.name, severity_of(finding), "", "")
+            descriptors[finding.code] = _descriptor(finding.code, finding.name, severity_of(finding), RuleText(),
+                                                    project)
     return [descriptors[code] for code in sorted(descriptors)]
 
 

@@ -7,10 +7,10 @@ from typing import Iterable, List, Optional, Sequence
 from trainlint.core import MemoryEstimate, Report, TrainingRun, Unknown, Value
 from trainlint.report.common import (
     by_severity,
-    effective_batch,
     format_value,
     relative_path,
     relative_run_id,
+    run_batch,
     severity_of,
     summary_line,
 )
@@ -103,5 +103,5 @@ def _batch_lines(run_id: str, run: Optional[TrainingRun], report: Report) -> Lis
         before, after = report.effective_batches[run_id]
         return [f"Effective batch: {_batch_text(before)} before, {_batch_text(after)} after the fixes.", ""]
     if run is not None:
-        return [f"Effective batch: {_batch_text(effective_batch(run))}.", ""]
+        return [f"Effective batch: {_batch_text(run_batch(report, run.id))}.", ""]
     return []

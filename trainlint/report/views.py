@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from trainlint.core import MemoryEstimate, Setting, TrainingRun, Unknown
+from trainlint.core import MemoryEstimate, Report, Setting, TrainingRun, Unknown
 from trainlint.memory import find_gpu
-from trainlint.report.common import effective_batch, format_value, relative_path
+from trainlint.report.common import format_value, relative_path, run_batch
 
 # The knobs a user reads first; the rest follow alphabetically.
 LEADING_KNOBS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
@@ -49,10 +49,11 @@ def ordered_knobs(settings: Mapping[str, Setting]) -> Sequence[str]:
     return leading + sorted(k for k in settings if k not in LEADING_KNOBS)
 
 
-def render_show(runs: Iterable[TrainingRun], *, root: str = ".", color: bool = False) -> str:
+def render_show(report: Report, *, root: str = ".", color: bool = False) -> str:
+    """Each run of `report` as a table of its settings, values and origins, then its effective batch."""
     buffer = io.StringIO()
     console = _console(color, buffer)
-    runs = list(runs)
+    runs = list(report.runs)
     if not runs:
         console.print("No training jobs found.")
     for run in runs:
@@ -69,7 +70,7 @@ def render_show(runs: Iterable[TrainingRun], *, root: str = ".", color: bool = F
             shown = Text(f"unknown: {value.reason}", style="yellow") if isinstance(value, Unknown) else Text(
                 format_value(value))
             table.add_row(name, shown, origin_text(setting, root))
-        batch = effective_batch(run)
+        batch = run_batch(report, run.id)
         table.add_row(Text("effective batch", style="bold"),
                       Text(str(batch) if not isinstance(batch, Unknown) else f"unknown: {batch.reason}"),
                       "per-device × accumulation × world size")

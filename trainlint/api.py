@@ -1,0 +1,311 @@
+"""The library API: what `trainlint check`, `fix`, `show` and `estimate` compute, without a command line.
+
+    from trainlint import api
+    from trainlint.report import render
+
+    result = api.lint(["scripts/finetune.sh"], api.load_settings(["scripts"], gpu="a100-40gb"))
+    for finding in result.findings:
+        print(finding.path, finding.code, finding.message)
+    print(render(result.report, "concise"))
+    raise SystemExit(result.exit_code)
+
+Settings come from `load_settings`: the project configuration (the nearest trainlint.toml, or
+pyproject.toml with `[tool.trainlint]`, from the first path upwards) overridden by its keyword
+arguments, as the command line overrides it. Every function raises `UsageError` for a request that
+cannot be carried out (an unknown GPU, a broken configuration, an unreadable baseline, a git error
+in changed-files mode); a rule that fails on one job does not raise, it is listed in `errors`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from trainlint.baseline import BaselineError, load_baseline
+from trainlint.baseline import write_baseline as _write_baseline_file
+from trainlint.changed import ChangedFilesError, git_changed_files, repository_of, restrict, scan_paths
+from trainlint.config import ConfigError, Settings, fails, resolve_settings
+from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
+from trainlint.fixers.engine import FixOutcome, FixSession, with_planned_edits
+from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
+from trainlint.linter import lint as _lint
+from trainlint.memory import Gpu, Suggestion, suggestions
+from trainlint.resolution import Scan
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+__all__ = [
+    "CheckResult",
+    "EstimateResult",
+    "ExitCode",
+    "FixResult",
+    "UsageError",
+    "estimate",
+    "fix",
+    "lint",
+    "load_settings",
+    "write_baseline",
+]
+
+
+class ExitCode(IntEnum):
+    """The process exit codes of every command."""
+
+    CLEAN = 0  # nothing at or above the failing severity
+    FINDINGS = 1  # findings at or above the failing severity (or, for `fix --diff`, edits to make)
+    ERROR = 2  # a usage, configuration or internal error
+
+
+class UsageError(Exception):
+    """A request that cannot be carried out as given (ExitCode.ERROR)."""
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+def load_settings(paths: Sequence[PathLike] = (), *, config: Optional[PathLike] = None, isolated: bool = False,
+                  select: Sequence[str] = (), ignore: Sequence[str] = (), exclude: Sequence[str] = (),
+                  gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None,
+                  fail_on: Optional[str] = None) -> Settings:
+    """The configuration file (`config`, or the one found from the first of `paths`, or none when
+    `isolated`) merged with the keyword arguments; an argument left at its default does not override."""
+    request = SimpleNamespace(
+        paths=[Path(path) for path in paths], config=Path(config) if config is not None else None,
+        isolated=isolated, select=list(select), ignore=list(ignore), exclude=list(exclude), gpu=gpu,
+        gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on,
+    )
+    try:
+        return resolve_settings(request)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+def _paths(paths: Sequence[PathLike]) -> List[Path]:
+    return [Path(path) for path in paths] or [Path(".")]
+
+
+def target_of(settings: Settings) -> Target:
+    """The GPU and world size the settings ask to check against."""
+    if settings.num_gpus is not None and settings.num_gpus < 1:
+        raise UsageError("--num-gpus must be at least 1")
+    try:
+        return make_target(settings.gpu, settings.gpu_memory, settings.num_gpus)
+    except TargetError as error:
+        raise UsageError(str(error)) from None
+
+
+def _selection(settings: Settings) -> Selection:
+    return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
+
+
+def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False) -> LintResult:
+    return _lint(list(paths), target_of(settings), _selection(settings), tuple(settings.exclude),
+                 preserve_effective_batch=preserve)
+
+
+# --- changed-files mode --------------------------------------------------------------------------
+
+def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed: bool) -> Optional[List[Path]]:
+    """The changed files of `diff_base` (a git ref) or of `changed` (the paths are the changed
+    files), or None outside changed-files mode."""
+    if changed:
+        if diff_base:
+            raise UsageError("--changed and --diff-base are exclusive")
+        return [Path(path).resolve() for path in paths]
+    if not diff_base:
+        return None
+    try:
+        return git_changed_files(diff_base)
+    except ChangedFilesError as error:
+        raise UsageError(str(error)) from None
+
+
+def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, diff_base: Optional[str],
+                 changed: bool) -> LintResult:
+    """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
+    a changed file."""
+    changed_files = _changed_files(paths, diff_base, changed)
+    if changed_files is None:
+        return _lint_paths(_paths(paths), settings, preserve)
+    if changed:
+        roots = list(dict.fromkeys(repository_of(path) for path in changed_files))
+    else:
+        roots = _paths(paths)
+    if not roots:
+        return LintResult(scan=Scan())
+    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve)
+    findings, narrowed = restrict(result.scan, result.findings, changed_files)
+    kept = {run.id for run in narrowed.runs}
+    return LintResult(
+        scan=narrowed,
+        findings=findings,
+        estimates={run_id: value for run_id, value in result.estimates.items() if run_id in kept},
+        suppressed=result.suppressed,
+        errors=result.errors,
+        effective_batches={run_id: value for run_id, value in result.effective_batches.items() if run_id in kept},
+    )
+
+
+# --- check ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What `trainlint check` reports. `findings` passed the suppressions, the selection and the
+    baseline, and carry the edits their fix would make."""
+
+    findings: Tuple[Finding, ...]
+    runs: Tuple[TrainingRun, ...]
+    estimates: Mapping[str, MemoryEstimate]
+    effective_batches: Mapping[str, Value]
+    settings: Settings
+    # Findings an inline `# trainlint: ignore` silenced, and findings the baseline accepts.
+    suppressed: Tuple[Finding, ...] = ()
+    baselined: Tuple[Finding, ...] = ()
+    # Notes of the scan that belong to no rule (a folder with nothing to read, ...).
+    diagnostics: Tuple[Diagnostic, ...] = ()
+    # A rule or an estimate failed on one job; the other jobs were checked.
+    errors: Tuple[str, ...] = ()
+
+    @property
+    def report(self) -> Report:
+        return Report(self.findings, self.runs, dict(self.estimates), run_batches=dict(self.effective_batches))
+
+    @property
+    def failing(self) -> bool:
+        """A finding at or above the settings' `fail_on` severity."""
+        return fails((finding.severity for finding in self.findings), self.settings.fail_on)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.errors:
+            return ExitCode.ERROR
+        return ExitCode.FINDINGS if self.failing else ExitCode.CLEAN
+
+
+def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
+         preserve_effective_batch: bool = False, diff_base: Optional[str] = None, changed: bool = False,
+         baseline: Optional[PathLike] = None) -> CheckResult:
+    """Check the jobs under `paths` (default: the working directory).
+
+    `preserve_effective_batch`: batch fixes keep per-device × accumulation × world size.
+    `diff_base`: report every job that reads a file changed since the merge base with this git ref.
+    `changed`: `paths` are changed files; their repositories are scanned for the jobs that read one.
+    `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out."""
+    settings = settings if settings is not None else load_settings(paths)
+    result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed)
+    baselined: List[Finding] = []
+    if baseline is not None:
+        try:
+            accepted = load_baseline(Path(baseline))
+        except BaselineError as error:
+            raise UsageError(str(error)) from None
+        result.findings, baselined = accepted.split(result.findings)
+    return CheckResult(
+        findings=tuple(with_planned_edits(result)),
+        runs=tuple(result.scan.runs),
+        estimates=dict(result.estimates),
+        effective_batches=dict(result.effective_batches),
+        settings=settings,
+        suppressed=tuple(result.suppressed),
+        baselined=tuple(baselined),
+        diagnostics=tuple(result.scan.diagnostics),
+        errors=tuple(result.errors),
+    )
+
+
+def write_baseline(path: PathLike, findings: Iterable[Finding]) -> int:
+    """Write `findings` as a baseline to `path` (atomically); returns how many were written."""
+    return _write_baseline_file(Path(path), findings)
+
+
+# --- fix -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FixResult:
+    """What `trainlint fix` did (or, with `preview`, would do in its first round)."""
+
+    outcome: FixOutcome
+    settings: Settings
+    unsafe: bool
+    preview: bool
+
+    @property
+    def diff(self) -> str:
+        """The unified diff of a preview; empty after a real run."""
+        return self.outcome.diff
+
+    @property
+    def error(self) -> Optional[str]:
+        """Why the files were left as they were, if they were."""
+        return self.outcome.error
+
+    @property
+    def remaining(self) -> Tuple[Finding, ...]:
+        """The findings of the last lint: after the fixes, or before them for a preview."""
+        return tuple(self.outcome.result.findings) if self.outcome.result is not None else ()
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.error:
+            return ExitCode.ERROR
+        failing = fails((finding.severity for finding in self.remaining), self.settings.fail_on)
+        return ExitCode.FINDINGS if failing or (self.preview and self.diff) else ExitCode.CLEAN
+
+
+def fix(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *, unsafe: bool = False,
+        preserve_effective_batch: bool = False, preview: bool = False, diff_base: Optional[str] = None,
+        changed: bool = False) -> FixResult:
+    """Apply the fixes of the findings under `paths` until none is left (at most a few rounds, every
+    file written atomically, the jobs read again after each round). `unsafe` also applies fixes that
+    may change training results; `preview` writes nothing and computes the first round's diff."""
+    settings = settings if settings is not None else load_settings(paths)
+    session = FixSession(lambda: _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed),
+                         unsafe, preserve_effective_batch)
+    outcome = session.preview() if preview else session.run()
+    return FixResult(outcome, settings, unsafe, preview)
+
+
+# --- estimate ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """The resolved jobs and their per-GPU memory estimates on `gpu` (`gpu_assumed`: none was named)."""
+
+    runs: Tuple[TrainingRun, ...]
+    estimates: Mapping[str, MemoryEstimate]
+    effective_batches: Mapping[str, Value]
+    gpu: Gpu
+    gpu_assumed: bool
+    # Run id -> what would make a job that does not fit fit (when asked for).
+    suggestions: Mapping[str, Tuple[Suggestion, ...]] = field(default_factory=dict)
+    diagnostics: Tuple[Diagnostic, ...] = ()
+    errors: Tuple[str, ...] = ()
+
+    @property
+    def report(self) -> Report:
+        return Report((), self.runs, dict(self.estimates), run_batches=dict(self.effective_batches))
+
+
+def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
+             with_suggestions: bool = False) -> EstimateResult:
+    """Resolve the jobs under `paths` and estimate their per-GPU memory. `with_suggestions` also
+    works out, for each job that does not fit, the changes that would make it fit."""
+    settings = settings if settings is not None else load_settings(paths)
+    target = target_of(settings)
+    result = _lint_paths(_paths(paths), settings)
+    proposals = {}
+    if with_suggestions:
+        proposals = {run.id: tuple(suggestions(run, target.gpu)) for run in result.scan.runs
+                     if run.id in result.estimates and not result.estimates[run.id].fits}
+    return EstimateResult(
+        runs=tuple(result.scan.runs),
+        estimates=dict(result.estimates),
+        effective_batches=dict(result.effective_batches),
+        gpu=target.gpu,
+        gpu_assumed=target.gpu_assumed,
+        suggestions=proposals,
+        diagnostics=tuple(result.scan.diagnostics),
+        errors=tuple(result.errors),
+    )
