@@ -28,7 +28,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from trainlint.core import Finding, MemoryEstimate, Severity  # noqa: E402
-from trainlint.linter import LintResult, UsageError, lint, make_target  # noqa: E402
+from trainlint.linter import LintResult, TargetError, lint, make_target  # noqa: E402
 from trainlint.memory import find_gpu  # noqa: E402
 
 DEFAULT_CSV = Path(__file__).resolve().parent / "oom_reports.csv"
@@ -278,7 +278,7 @@ def score_row(row: Dict[str, str]) -> RowResult:
         write_job(row, folder)
         try:
             result: LintResult = lint([folder], target_for(row))
-        except (UsageError, OSError, ValueError) as error:
+        except (TargetError, OSError, ValueError) as error:
             return RowResult(row["id"], row["outcome"], "error", (), None, None, f"{type(error).__name__}: {error}")
     codes = tuple(sorted({f.code for f in result.findings if is_memory_finding(f)}))
     estimate = next(iter(result.estimates.values()), None)

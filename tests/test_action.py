@@ -23,7 +23,7 @@ from tests.conftest import SAMPLES
 REPO = Path(__file__).resolve().parents[1]
 ACTION = REPO / "action.yml"
 HOOKS = REPO / ".pre-commit-hooks.yaml"
-SCHEMA = Path("/work/shared/data/sarif-schema-2.1.0.json")
+SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 COMPARISON = re.compile(r"^([\w.-]+)\s*(==|!=)\s*'([^']*)'$")
 

@@ -13,12 +13,12 @@ ROOT = PACKAGE.parent
 
 # Layer of each module or package, left to right.
 LAYERS = {
-    "core": 0, "knobs": 0,
+    "core": 0, "knobs": 0, "atomic_write": 0,
     "readers": 1,
     "graph": 2, "resolution": 2,
     "checks": 3, "memory": 3, "linter": 3, "suppressions": 3, "config": 3,
     "fixers": 4,
-    "report": 5, "baseline": 5, "changed": 5,
+    "report": 5, "baseline": 5, "changed": 5, "api": 5,
     "commands": 6, "cli": 6, "__main__": 6, "__init__": 0,
 }
 
