@@ -1,0 +1,19 @@
+"""Python entry scripts, read without importing or running them.
+
+libcst parses the text; its position metadata (lines, character columns) is turned into exact byte
+offsets of the raw file, so every value keeps the origin of the token it is written in. The reader
+collects what decides a training job's settings: argument dataclasses and their defaults, argparse
+defaults, `HfArgumentParser` wiring, `TrainingArguments(...)`-style calls, `Trainer(...)` calls
+(is there an eval dataset?), settings changed in code after parsing, imports and what runs under
+`if __name__ == "__main__":`.
+
+Modules, in the order a file goes through them: `loading` (screening, parsing, syntax errors),
+`positions` and `context` (byte offsets, scopes, branches), `collector` (the one walk), and the
+extractors it feeds: `argument_classes`, `argparse_args`, `config_calls`, `eval_data`, `overrides`,
+`imports` (with `resolve_import`, which the cross-module resolution uses).
+"""
+
+from trainlint.readers.python.imports import resolve_import
+from trainlint.readers.python.loading import read_python
+
+__all__ = ["read_python", "resolve_import"]

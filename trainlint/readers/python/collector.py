@@ -1,0 +1,115 @@
+"""One walk over a parsed file that hands each statement and call to the extractor it concerns."""
+
+from __future__ import annotations
+
+from typing import List
+
+import libcst as cst
+
+from trainlint.readers.facts import PythonModule
+from trainlint.readers.python.argparse_args import read_add_argument, returns_remaining_strings
+from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader
+from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, ConfigCallReader, is_config_class
+from trainlint.readers.python.context import Context
+from trainlint.readers.python.eval_data import EvalDataReader
+from trainlint.readers.python.expressions import last_name
+from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
+from trainlint.readers.python.overrides import OverrideReader
+from trainlint.readers.python.values import ValueReader
+
+
+class Collector(cst.CSTVisitor):
+    def __init__(self, ctx: Context):
+        super().__init__()
+        self.ctx = ctx
+        self.found = Findings()
+        values = ValueReader(ctx)
+        self.values = values
+        self.argument_classes = ArgumentClassReader(values)
+        self.config_calls = ConfigCallReader(values, self.found)
+        self.eval_data = EvalDataReader(values)
+        self.overrides = OverrideReader(values, self.found)
+        self._ancestors: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._ancestors:
+            self.ctx.parents[node] = self._ancestors[-1]
+        self._ancestors.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._ancestors.pop()
+
+    def result(self) -> PythonModule:
+        found = self.found
+        return PythonModule(
+            path=self.ctx.source.path,
+            dataclasses=tuple(found.dataclasses),
+            argparse_args=tuple(found.argparse_args),
+            hf_parsers=tuple(found.hf_parsers),
+            config_calls=tuple(found.config_calls),
+            trainer_calls=tuple(found.trainer_calls),
+            overrides=tuple(found.overrides),
+            imports=tuple(found.imports),
+            main_calls=main_calls(self.ctx),
+            parse_known_args=found.parse_known_args,
+            other_keywords=tuple(found.other_keywords) + tuple(self.overrides.attention_keywords()),
+            diagnostics=tuple(found.diagnostics),
+            returned_eval_datasets=self.eval_data.returned_eval_datasets(),
+        )
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        info = self.argument_classes.dataclass(node)
+        if info is not None:
+            self.found.dataclasses.append(info)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = last_name(node.func)
+        if callee is None:
+            return
+        if callee == "add_argument" and isinstance(node.func, cst.Attribute):
+            argument = read_add_argument(self.values, node)
+            if argument is not None:
+                self.found.argparse_args.append(argument)
+        elif callee == "parse_known_args":
+            self.found.parse_known_args = True
+        elif callee == "parse_args_into_dataclasses":
+            if returns_remaining_strings(node):
+                self.found.parse_known_args = True
+        elif callee in HF_PARSERS:
+            types = self.argument_classes.hf_parser_types(node)
+            if types is not None:
+                self.found.hf_parsers.append(types)
+        elif is_config_class(callee):
+            self.config_calls.config_call(node)
+        elif callee.endswith("Trainer"):
+            self.found.trainer_calls.append(self.eval_data.trainer_call(node))
+        elif callee in ("gradient_checkpointing_enable", "gradient_checkpointing_disable") and isinstance(
+            node.func, cst.Attribute
+        ):
+            self.overrides.checkpointing_call(node, callee == "gradient_checkpointing_enable")
+        elif callee == "_set_gradient_checkpointing" and isinstance(node.func, cst.Attribute):
+            self.overrides.internal_checkpointing_switch(node)
+        elif callee == "prepare_model_for_kbit_training":
+            self.overrides.kbit_preparation(node)
+        elif callee == "get_peft_model":
+            self.config_calls.peft_call(node)
+        if callee in OTHER_CALL_KEYWORDS:
+            self.config_calls.knob_keywords(node, callee)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.overrides.assignment(target.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.overrides.attribute_override(node.target, None, node)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.found.imports.extend(import_infos(self.ctx, node))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        info = import_from_info(self.ctx, node)
+        if info is not None:
+            self.found.imports.append(info)

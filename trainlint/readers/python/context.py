@@ -1,0 +1,265 @@
+"""One parsed file with its positions, scopes, assignments and enclosing branches: the lookups every
+extractor needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from trainlint.core import Origin
+from trainlint.readers.python.expressions import CstExpr, is_main_guard, last_name, reads_flag
+from trainlint.readers.python.positions import ByteLocator
+from trainlint.readers.source import SourceText
+
+# Methods whose result is the parsed namespace(s).
+PARSE_METHODS = frozenset(
+    {
+        "parse_args",
+        "parse_known_args",
+        "parse_args_into_dataclasses",
+        "parse_dict",
+        "parse_json_file",
+        "parse_yaml_file",
+    }
+)
+MAX_REASON_CHARS = 80
+
+
+@dataclass(frozen=True)
+class Assignment:
+    value: Optional[CstExpr]  # None when the name is bound by unpacking or another construct
+    conditional: bool
+    statement: cst.CSTNode
+    unpacked_from: Optional[CstExpr] = None  # the right-hand side a tuple target takes its value from
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One enclosing branch of a statement: the `if` test and whether the statement is in its body
+    (True) or its `else` (False). An `except` handler has no test and counts as a body."""
+
+    test: Optional[CstExpr]
+    in_body: bool
+
+    def requires_flag(self, flag: str) -> bool:
+        """True when the branch only runs if the flag `flag` is on (`if training_args.flag:`)."""
+        if self.test is None:
+            return False
+        if not self.in_body:
+            return (
+                isinstance(self.test, cst.UnaryOperation)
+                and isinstance(self.test.operator, cst.Not)
+                and reads_flag(self.test.expression, flag)
+            )
+        return reads_flag(self.test, flag)
+
+
+class Context:
+    """One parsed file with its metadata and the lookups every extractor needs."""
+
+    def __init__(self, source: SourceText, locator: ByteLocator, module: cst.Module, positions):
+        self.source = source
+        self.locator = locator
+        self.module = module
+        self.positions = positions
+        # Filled by the collector as it walks down (libcst's ParentNodeProvider costs a whole extra
+        # traversal); a node's ancestors are always recorded before the node is examined.
+        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
+        self.args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
+        self._scope_assignments: Dict[int, Dict[str, List[Assignment]]] = {}
+
+    # positions
+    def origin(self, node: cst.CSTNode) -> Optional[Origin]:
+        code_range: Optional[CodeRange] = self.positions.get(node)
+        if code_range is None:
+            return None
+        start = self.locator.offset(code_range.start.line, code_range.start.column)
+        end = self.locator.offset(code_range.end.line, code_range.end.column)
+        return self.source.origin(start, max(start, end))
+
+    def text(self, node: cst.CSTNode) -> str:
+        origin = self.origin(node)
+        if origin is None:
+            return self.module.code_for_node(node).strip()
+        return self.source.data[origin.start_byte : origin.end_byte].decode("utf-8", errors="replace")
+
+    def short(self, node: cst.CSTNode) -> str:
+        """The node's source on one line, shortened for messages."""
+        flat = " ".join(self.text(node).split())
+        return flat if len(flat) <= MAX_REASON_CHARS else flat[: MAX_REASON_CHARS - 3] + "..."
+
+    # scopes
+    def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            current = self.parents.get(current)
+        return current if current is not None else self.module
+
+    def assignments(self, scope: cst.CSTNode, name: str) -> List[Assignment]:
+        table = self._scope_assignments.get(id(scope))
+        if table is None:
+            collector = _AssignmentIndex(scope)
+            scope.visit(collector)
+            table = collector.table
+            self._scope_assignments[id(scope)] = table
+        return table.get(name, [])
+
+    def conditions(self, node: cst.CSTNode) -> List[Branch]:
+        """Enclosing branches within the node's function, innermost first."""
+        found: List[Branch] = []
+        child, parent = node, self.parents.get(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            if isinstance(parent, cst.If) and not is_main_guard(parent.test):
+                if child is parent.body:
+                    found.append(Branch(parent.test, True))
+                elif child is parent.orelse:
+                    found.append(Branch(parent.test, False))
+            elif isinstance(parent, cst.ExceptHandler) and child is parent.body:
+                found.append(Branch(None, True))
+            child, parent = parent, self.parents.get(parent)
+        return found
+
+
+class _AssignmentIndex(cst.CSTVisitor):
+    """Name -> assignments in one function (or module) body, skipping nested functions and classes."""
+
+    def __init__(self, scope: cst.CSTNode):
+        super().__init__()
+        self._scope = scope
+        self._branch_depth = 0
+        self.table: Dict[str, List[Assignment]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self._scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _enter_branch(self, node) -> None:
+        self._branch_depth += 1
+
+    def _leave_branch(self, node) -> None:
+        self._branch_depth -= 1
+
+    # The main guard always runs when the file is the entry point: it is not a branch.
+    def visit_If(self, node: cst.If) -> None:
+        self._branch_depth += 0 if is_main_guard(node.test) else 1
+
+    def leave_If(self, node: cst.If) -> None:
+        self._branch_depth -= 0 if is_main_guard(node.test) else 1
+
+    visit_While = visit_Try = visit_ExceptHandler = _enter_branch  # type: ignore[assignment]
+    leave_For = leave_While = leave_Try = leave_ExceptHandler = _leave_branch  # type: ignore[assignment]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value, node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._branch_depth += 1
+        self._bind(node.target, None, node)
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            if item.asname is not None:
+                self._bind(item.asname.name, None, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None, node)
+
+    def _bind(self, target: cst.BaseExpression, value: Optional[CstExpr], statement: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            record = Assignment(value, self._branch_depth > 0, statement)
+            self.table.setdefault(target.value, []).append(record)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._unpack(element.value, value, statement)
+
+    def _unpack(self, target: cst.BaseExpression, source: Optional[CstExpr], statement: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            record = Assignment(None, self._branch_depth > 0, statement, source)
+            self.table.setdefault(target.value, []).append(record)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._unpack(element.value, source, statement)
+
+
+def _parsed_namespace_names(module: cst.Module) -> frozenset:
+    """Names bound from a parse call: `args = parser.parse_args()`, `args, rest = ...parse_known_args()`,
+    `model_args, data_args, training_args = parser.parse_args_into_dataclasses()`."""
+    names = set()
+    for small in _small_statements(module.body):
+        if not isinstance(small, cst.Assign):
+            continue
+        method = _parse_method(small.value)
+        if method is None:
+            continue
+        for target in small.targets:
+            names.update(_bound_names(target.target, first_only=(method == "parse_known_args")))
+    return frozenset(names)
+
+
+def _small_statements(nodes: Sequence[cst.CSTNode]) -> Iterable[cst.BaseSmallStatement]:
+    """Every simple statement in these statements and the blocks below them, without walking into
+    expressions (a full visit costs as much as the parse)."""
+    for node in nodes:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from node.body
+        elif isinstance(node, cst.IndentedBlock):
+            yield from _small_statements(node.body)
+        else:
+            for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+                child = getattr(node, part, None)
+                if isinstance(child, (list, tuple)):
+                    yield from _small_statements(child)
+                elif isinstance(child, cst.CSTNode):
+                    yield from _small_statements((child,))
+
+
+def _parse_method(value: CstExpr) -> Optional[str]:
+    if not isinstance(value, cst.Call):
+        return None
+    name = last_name(value.func)
+    return name if name in PARSE_METHODS else None
+
+
+def _bound_names(target: cst.BaseExpression, first_only: bool) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = [element.value for element in target.elements]
+        if first_only:
+            elements = elements[:1]
+        return [element.value for element in elements if isinstance(element, cst.Name)]
+    return []
+
+
+def describe_binding(ctx: Context, binding: Assignment) -> str:
+    if binding.value is not None:
+        return f"`{ctx.short(binding.value)}`"
+    if binding.unpacked_from is not None:
+        return f"a part of `{ctx.short(binding.unpacked_from)}`"
+    return "in a loop or `with` statement"
+
+
+def condition_reason(ctx: Context, branch: Branch) -> str:
+    test, in_body = branch.test, branch.in_body
+    if test is None:
+        return "conditional on an exception being raised"
+    written = ctx.short(test)
+    return f"conditional on `{written}`" if in_body else f"conditional on `not ({written})`"
+
+
+def empty_origin(source: SourceText) -> Origin:
+    return source.origin(0, 0)

@@ -1,0 +1,120 @@
+"""What ties a file to the others: its imports, the module files they name, and the functions it calls
+when it runs (an entry script that imports `train()` from elsewhere and calls it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from trainlint.readers.facts import ImportInfo
+from trainlint.readers.python.context import Context, empty_origin
+from trainlint.readers.python.expressions import dotted_name, is_main_guard, last_name
+
+
+def resolve_import(module: str, importer_path: str, search_roots: List[str]) -> Optional[str]:
+    """The .py file (module file or package `__init__.py`) a dotted module name refers to, or None.
+
+    Relative names (leading dots) are looked up from the importer's package directory; absolute
+    names in each of `search_roots` in order. Python also puts a script's own directory first on
+    `sys.path`: callers resolving imports of an entry script run as `python dir/train.py` should
+    include `dir` in `search_roots`. `from . import x` refers to the package (`__init__.py`); resolve
+    `.x` to find a submodule `x`."""
+    dots = len(module) - len(module.lstrip("."))
+    remainder = module[dots:]
+    parts = remainder.split(".") if remainder else []
+    if not all(part.isidentifier() for part in parts) or (not parts and not dots):
+        return None
+    if dots:
+        base = Path(importer_path).parent
+        for _ in range(dots - 1):
+            base = base.parent
+        return _module_file(base, parts)
+    for root in search_roots:
+        found = _module_file(Path(root), parts)
+        if found is not None:
+            return found
+    return None
+
+
+def _module_file(base: Path, parts: Sequence[str]) -> Optional[str]:
+    target = base.joinpath(*parts) if parts else base
+    candidates = (
+        [target / "__init__.py"] if not parts else [target.with_name(target.name + ".py"), target / "__init__.py"]
+    )
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return os.path.normpath(str(candidate))
+        except OSError:
+            continue
+    return None
+
+
+def import_infos(ctx: Context, node: cst.Import) -> List[ImportInfo]:
+    """`import a.b, c`: one ImportInfo per module named."""
+    found = []
+    for alias in node.names:
+        module = dotted_name(alias.name)
+        if module is not None:
+            origin = ctx.origin(alias.name) or empty_origin(ctx.source)
+            found.append(ImportInfo(module, (), origin))
+    return found
+
+
+def import_from_info(ctx: Context, node: cst.ImportFrom) -> Optional[ImportInfo]:
+    """`from ..a import b, c` (relative dots kept in the module name), or None when it names no module."""
+    dots = "".join("." for _ in node.relative)
+    written = dotted_name(node.module) if node.module is not None else ""
+    if written is None:
+        return None
+    if isinstance(node.names, cst.ImportStar):
+        names: Tuple[str, ...] = ("*",)
+    else:
+        names = tuple(dotted_name(alias.name) or "" for alias in node.names)
+    first = node.relative[0] if node.relative else node.module
+    last = node.module if node.module is not None else node.relative[-1]
+    start, end = ctx.origin(first), ctx.origin(last)
+    origin = ctx.source.origin(start.start_byte, end.end_byte) if start and end else empty_origin(ctx.source)
+    return ImportInfo(dots + written, names, origin)
+
+
+def main_calls(ctx: Context) -> Tuple[str, ...]:
+    """Functions called when the file runs: at module level (plain names) and under the main guard."""
+    found: List[str] = []
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.If) and is_main_guard(statement.test):
+            found.extend(_called_in(statement.body, dotted_ok=True))
+        elif isinstance(statement, cst.SimpleStatementLine):
+            found.extend(_called_in(statement, dotted_ok=False))
+    return tuple(dict.fromkeys(name for name in found if name))
+
+
+def _called_in(block: cst.CSTNode, dotted_ok: bool) -> List[str]:
+    """Outermost calls of the simple statements in a block (`main()`, `x = train()`, `fire.Fire(main)`)."""
+    names: List[str] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            callee = dotted_name(node.func)
+            if callee is not None and (dotted_ok or isinstance(node.func, cst.Name)):
+                names.append(callee)
+            if last_name(node.func) == "Fire" and node.args:
+                target = dotted_name(node.args[0].value)
+                if target is not None:
+                    names.append(target)
+            return False
+
+    block.visit(Calls())
+    return names

@@ -1,0 +1,80 @@
+"""Reading one Python file: its text screened, parsed by libcst, walked once; syntax errors and
+unanalysable text reported as diagnostics, never raised."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+from typing import Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from trainlint.core import Diagnostic
+from trainlint.readers.facts import PythonModule
+from trainlint.readers.python.collector import Collector
+from trainlint.readers.python.context import Context
+from trainlint.readers.python.positions import ByteLocator
+from trainlint.readers.python.screening import too_deep_to_parse
+from trainlint.readers.source import SourceText, read_source
+
+
+def read_python(path: Union[str, Path]) -> PythonModule:
+    """Everything trainlint needs from one Python file. Never raises, never runs the file."""
+    source = read_source(path)
+    if isinstance(source, Diagnostic):
+        return PythonModule(path=source.path, diagnostics=(source,))
+    try:
+        return _read_parsed(source)
+    except (RecursionError, MemoryError) as err:  # pathological nesting: report, do not crash
+        message = f"{source.path} is too deeply nested to analyse ({type(err).__name__})"
+        return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path),))
+
+
+def _read_parsed(source: SourceText) -> PythonModule:
+    has_bom = source.text.startswith("\ufeff")
+    text = source.text[1:] if has_bom else source.text
+    too_deep = too_deep_to_parse(text)
+    if too_deep is not None:
+        start = ByteLocator(source, has_bom).offset(too_deep.line, 0)
+        origin = source.origin(start, start)
+        message = f"{origin}: {too_deep.reason}; the file is not analysed"
+        return PythonModule(
+            path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path, origin),)
+        )
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as err:
+        return PythonModule(path=source.path, diagnostics=(_syntax_diagnostic(source, text, has_bom, err),))
+    except Exception as err:  # libcst raises a few other types on odd input; never crash
+        message = f"{source.path}: cannot parse as Python ({type(err).__name__}: {err})"
+        return PythonModule(path=source.path, diagnostics=(Diagnostic("syntax-error", message, source.path),))
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    ctx = Context(source, ByteLocator(source, has_bom), module, positions)
+    collector = Collector(ctx)
+    module.visit(collector)
+    return collector.result()
+
+
+def _syntax_diagnostic(source: SourceText, text: str, has_bom: bool, err: cst.ParserSyntaxError) -> Diagnostic:
+    """libcst's error positions are coarse; Python's own parser (parsing only, never compiling to
+    run) pinpoints the offending character when it also rejects the text."""
+    locator = ByteLocator(source, has_bom)
+    line, column, message = err.raw_line, err.raw_column, err.message
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as py_err:
+        if py_err.lineno:
+            line, column, message = py_err.lineno, max((py_err.offset or 1) - 1, 0), py_err.msg or message
+    except Exception:  # ast may hit recursion limits; libcst's position is still usable
+        pass
+    start = locator.offset(line, column)
+    end = locator.offset(line, column + 1)
+    if end > len(source.data) or source.data[start:end] in (b"", b"\n", b"\r"):
+        end = start  # the error is at the end of a line or of the file: an empty span
+    origin = source.origin(start, end)
+    return Diagnostic("syntax-error", f"{origin}: syntax error: {message.strip()}", source.path, origin)

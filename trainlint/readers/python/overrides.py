@@ -1,0 +1,169 @@
+"""Settings changed in code after parsing: `training_args.x = ...`, `model.gradient_checkpointing_enable()`,
+`prepare_model_for_kbit_training(...)`, and attention kernels assigned to model configs. An override
+inside a branch that tests one parsed argument is gated on that argument, so the resolution can tell
+from the launcher's value whether it applies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from trainlint.core import Setting, SourceKind, Unknown, Value
+from trainlint.readers.facts import Keyword, Override
+from trainlint.readers.python.context import Branch, condition_reason
+from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name, literal_value
+from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.values import ValueReader
+
+
+@dataclass(frozen=True)
+class FlagCondition:
+    """The parsed argument the only enclosing branch tests, and whether the override sits in the
+    branch's `else` (or under `not`)."""
+
+    argument: str
+    negated: bool
+
+
+class OverrideReader:
+    """Appends overrides to the file's findings; keeps attention-kernel assignments aside until the end."""
+
+    def __init__(self, values: ValueReader, findings: Findings):
+        self.values = values
+        self.ctx = values.ctx
+        self.findings = findings
+        self._attention: List[Tuple[str, CstExpr]] = []
+
+    # ------------------------------------------------ calls
+    def checkpointing_call(self, node: cst.Call, enabled: bool) -> None:
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+        target = self.ctx.text(receiver)
+        self.add_override("gradient_checkpointing", enabled, node, target, f"{target}.{last_name(node.func)}()")
+
+    def internal_checkpointing_switch(self, node: cst.Call) -> None:
+        # transformers' internal switch (called directly by some model code): on unless told
+        # `value=False` / `enable=False`.
+        switches = [literal_value(arg.value) for name, arg in keyword_args(node).items() if name in ("value", "enable")]
+        self.checkpointing_call(node, not any(v is False for v in switches))
+
+    def kbit_preparation(self, node: cst.Call) -> None:
+        # peft's prepare_model_for_kbit_training turns checkpointing on unless told otherwise.
+        flag = keyword_args(node).get("use_gradient_checkpointing")
+        if flag is not None:
+            value = literal_value(flag.value)
+            if value is not True:
+                return  # False, or follows a flag (`use_gradient_checkpointing=training_args.gradient_checkpointing`)
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        target = self.ctx.text(positional[0].value) if positional else ""
+        self.add_override(
+            "gradient_checkpointing", True, node, target, "prepare_model_for_kbit_training() enables checkpointing"
+        )
+
+    def add_override(self, name: str, value: Value, node: cst.CSTNode, target: str, note: str) -> None:
+        ctx = self.ctx
+        conditions = ctx.conditions(node)
+        if any(branch.requires_flag(name) for branch in conditions):
+            return  # only runs when the flag is already on: it follows the flag, it does not set it
+        when = self.flag_condition(conditions)
+        applied = value
+        if conditions:
+            value = Unknown(condition_reason(ctx, conditions[0]))
+        setting = Setting(value, SourceKind.CODE_OVERRIDE, ctx.origin(node), ctx.text(node), note=note)
+        self.findings.overrides.append(self.gated_override(name, setting, target, when, applied))
+
+    def flag_condition(self, conditions: Sequence[Branch]) -> Optional[FlagCondition]:
+        """The argument when the only enclosing branch tests one parsed argument:
+        `if model_args.grad_checkpoint:` (its body) or the `else` of it. The resolution can then
+        tell whether the branch runs from the value the launcher gives that argument."""
+        if len(conditions) != 1:
+            return None
+        test, in_body = conditions[0].test, conditions[0].in_body
+        negated = not in_body
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+        is_args_name = self.values.is_args_name
+        name = None
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and is_args_name(test.value.value):
+            name = test.attr.value
+        elif (
+            isinstance(test, cst.Call)
+            and last_name(test.func) == "getattr"
+            and len(test.args) >= 2
+            and isinstance(test.args[0].value, cst.Name)
+            and is_args_name(test.args[0].value.value)
+        ):
+            written = literal_value(test.args[1].value)
+            name = written if isinstance(written, str) else None
+        return FlagCondition(name, negated) if name else None
+
+    @staticmethod
+    def gated_override(
+        name: str, setting: Setting, target: str, when: Optional[FlagCondition], applied: Value
+    ) -> Override:
+        if when is None or isinstance(applied, Unknown):
+            return Override(name, setting, target)
+        return Override(name, setting, target, when=when.argument, when_negated=when.negated, when_value=applied)
+
+    # ------------------------------------------------ assignments after parsing
+    def assignment(self, target: cst.BaseExpression, value: CstExpr, statement: cst.CSTNode) -> None:
+        self.attribute_override(target, value, statement)
+        self.attention_assignment(target, value)
+
+    def attention_assignment(self, target: cst.BaseExpression, value: CstExpr) -> None:
+        """`config.llm_config.attn_implementation = 'flash_attention_2'`: a model config told its
+        attention kernel in code (kept aside; `result` decides what the module says)."""
+        if isinstance(target, cst.Attribute) and target.attr.value in ("attn_implementation", "_attn_implementation"):
+            written = literal_value(value)
+            if isinstance(written, str):
+                self._attention.append((written, value))
+
+    def attention_keywords(self) -> List[Tuple[str, Keyword]]:
+        """The assignments above, when every one of them (in whichever branch) names the same kernel."""
+        if not self._attention or len({written for written, _ in self._attention}) != 1:
+            return []
+        ctx = self.ctx
+        found = []
+        for written, value in self._attention:
+            setting = Setting(
+                written,
+                SourceKind.CODE_KEYWORD,
+                ctx.origin(value),
+                ctx.text(value),
+                note="attn_implementation assigned in code",
+            )
+            found.append(("config.attn_implementation", Keyword("attn_implementation", setting)))
+        return found
+
+    def attribute_override(self, target: cst.BaseExpression, value: Optional[CstExpr], statement: cst.CSTNode) -> None:
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return
+        owner = target.value.value
+        if not self.values.is_args_name(owner):
+            return
+        ctx = self.ctx
+        name = target.attr.value
+        conditions = ctx.conditions(statement)
+        if any(branch.requires_flag(name) for branch in conditions):
+            return
+        note = f"{owner}.{name} assigned in code"
+        if value is None:
+            setting = Setting(
+                Unknown(f"expression `{ctx.short(statement)}`"),
+                SourceKind.CODE_OVERRIDE,
+                ctx.origin(statement),
+                ctx.text(statement),
+                note=note,
+            )
+            self.findings.overrides.append(Override(name, setting, owner))
+            return
+        keyword = self.values.keyword(name, value, SourceKind.CODE_OVERRIDE, note)
+        setting = keyword.setting
+        applied = setting.value if keyword.reference is None else Unknown("follows another argument")
+        if conditions:
+            setting = Setting(
+                Unknown(condition_reason(ctx, conditions[0])), setting.kind, setting.origin, setting.text, note=note
+            )
+        when = self.flag_condition(conditions)
+        self.findings.overrides.append(self.gated_override(name, setting, owner, when, applied))

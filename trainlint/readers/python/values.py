@@ -1,0 +1,90 @@
+"""Settings from expressions: a constant, a reference to a parsed argument, or an opaque expression."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.readers.facts import Keyword
+from trainlint.readers.python.context import Context, describe_binding
+from trainlint.readers.python.expressions import CstExpr, NotLiteral, dotted_name, literal_value
+
+# Names that hold parsed arguments by convention, even when the parse happens elsewhere.
+CONVENTIONAL_ARGS_NAME = re.compile(r"^(args|opt|opts|hparams|\w+_args|\w+_arguments)$")
+TORCH_DTYPES = frozenset({"float16", "half", "bfloat16", "float32", "float", "float64", "double"})
+
+
+class ValueReader:
+    """Turns the expressions of one file into Settings, knowing which names hold parsed arguments."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    def keyword(self, name: str, value: CstExpr, kind: SourceKind, note: str) -> Keyword:
+        """A keyword value: a constant, a reference to a parsed argument, or an opaque expression."""
+        ctx = self.ctx
+        origin, text = ctx.origin(value), ctx.text(value)
+        literal = literal_value(value)
+        if not isinstance(literal, NotLiteral):
+            return Keyword(name, Setting(literal, kind, origin, text, note=note))
+        dotted = dotted_name(value)
+        if (
+            dotted is not None
+            and dotted.startswith("torch.")
+            and dotted.split(".")[-1] in TORCH_DTYPES
+            and dotted.count(".") == 1
+        ):
+            return Keyword(name, Setting(dotted, kind, origin, text, note=note))
+        negated = False
+        inner = value
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
+            negated, inner = True, value.expression
+        reference = self.argument_reference(inner)
+        if reference is not None:
+            reason = f"from {'not ' if negated else ''}{dotted_name(inner)}"
+            return Keyword(name, Setting(Unknown(reason), kind, origin, text, note=note), reference, negated)
+        return Keyword(name, Setting(Unknown(f"expression `{ctx.short(value)}`"), kind, origin, text, note=note))
+
+    def argument_reference(self, node: CstExpr) -> Optional[str]:
+        """`args.eval_iters` -> "eval_iters" when `args` holds parsed arguments."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.is_args_name(node.value.value):
+            return node.attr.value
+        return None
+
+    def is_args_name(self, name: str) -> bool:
+        return name in self.ctx.args_names or bool(CONVENTIONAL_ARGS_NAME.match(name))
+
+    def optional_value(self, value: CstExpr, kind: SourceKind, note: str) -> Setting:
+        """A dataset-like value: literal None, a local variable that is only ever None, or opaque."""
+        ctx = self.ctx
+        literal = literal_value(value)
+        if literal is None:
+            return Setting(None, kind, ctx.origin(value), ctx.text(value), note=note)
+        if isinstance(value, cst.Name) and isinstance(literal, NotLiteral):
+            resolved = self.resolve_in_scope(value, ctx.scope_of(value), note)
+            if resolved is not None:
+                return resolved
+        return Setting(Unknown(f"expression `{ctx.short(value)}`"), kind, ctx.origin(value), ctx.text(value), note=note)
+
+    def resolve_in_scope(self, name: cst.Name, scope: cst.CSTNode, note: str) -> Optional[Setting]:
+        ctx = self.ctx
+        bindings = ctx.assignments(scope, name.value)
+        if not bindings:
+            return None
+        kind = SourceKind.CODE_KEYWORD
+        first = bindings[0]
+        if (
+            len(bindings) == 1
+            and not first.conditional
+            and first.value is not None
+            and literal_value(first.value) is None
+        ):
+            return Setting(None, kind, ctx.origin(first.value), ctx.text(first.value), note=note)
+        described = ", ".join(describe_binding(ctx, binding) for binding in bindings)
+        reason = f"`{name.value}` is assigned {described}"
+        if len(bindings) > 1 or first.conditional:
+            reason += " depending on the branch taken"
+        return Setting(Unknown(reason), kind, ctx.origin(name), ctx.text(name), note=note)
