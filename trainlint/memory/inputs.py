@@ -29,6 +29,17 @@ XCOMPOSER_ROW_SEPARATOR_TOKENS = 20
 # Optimizer variants whose smaller states the model does not know: AdamW's are counted instead.
 UNMODELLED_OPTIMIZER_KNOBS = ("use_galore", "use_apollo", "use_badam")
 
+# The notes the resolution gives a ZeRO stage of 0 that means "no DeepSpeed engine at all" (plain DDP),
+# as opposed to a DeepSpeed config at stage 0 (which keeps fp32 master weights and gradients).
+NO_DEEPSPEED_NOTES = ("no DeepSpeed config", "FSDP no_shard")
+
+# Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §14).
+SEQUENCE_PARALLEL_KNOB = "sequence_parallel_degree"  # GPUs one sequence is split over (Ulysses, ring, CP)
+FUSED_LOSS_KNOB = "fused_linear_cross_entropy"  # Liger FLCE / cut cross-entropy: no full logits tensor
+ACTIVATION_OFFLOAD_KNOB = "activation_offloading"  # checkpointed layer inputs kept on the CPU
+TILED_MLP_KNOB = "tiled_mlp"  # the MLP runs over tiles of the sequence (ALST)
+FSDP_KNOB = "fsdp_sharding"  # set by the FSDP derivation: the states are sharded by FSDP, not DeepSpeed
+
 
 class Attention(str, Enum):
     """The attention kernel family, as far as memory is concerned (docs/memory-model.md §7)."""
@@ -105,6 +116,31 @@ class KnobReader:
         return value.strip().lower() if isinstance(value, str) and value.strip() else None
 
 
+def _offload_switch(knobs: KnobReader, zero: Optional[int]) -> bool:
+    """DeepSpeed-Chat's `--offload`: its config builder puts both optimizer and parameters on the CPU."""
+    return zero is not None and bool(knobs.bool("offload"))
+
+
+def _sharded_by_fsdp(run: TrainingRun) -> bool:
+    setting = run.setting("zero_stage")
+    return setting is not None and setting.note.startswith("FSDP")
+
+
+def _sequence_parallel(knobs: KnobReader, notes: EstimateNotes) -> int:
+    degree = knobs.int(SEQUENCE_PARALLEL_KNOB)
+    if degree is None or degree <= 1:
+        return 1
+    notes.note(f"sequence parallelism over {degree} GPUs: each holds 1/{degree} of a sequence's activations")
+    return degree
+
+
+def _switch(knobs: KnobReader, knob: str, notes: EstimateNotes, note: str) -> bool:
+    on = bool(knobs.bool(knob))
+    if on:
+        notes.note(note)
+    return on
+
+
 def offloaded(device: Optional[str]) -> bool:
     """A DeepSpeed offload device that moves states off the GPU ("cpu", "nvme")."""
     return device is not None and device not in ("none", "null", "", "false", "gpu", "cuda")
@@ -150,6 +186,12 @@ class JobInputs:
     eval_runs: bool
     eval_batch: int
     eval_gathers_logits: bool
+    # docs/memory-model.md §14: features that change what a GPU holds.
+    fsdp: bool = False  # the states are sharded by FSDP (zero_stage tells how far)
+    sequence_parallel: int = 1  # each GPU holds 1/n of a sequence's tokens
+    fused_loss: bool = False  # the loss never builds the full (tokens x vocab) logits
+    activation_offload: bool = False
+    tiled_mlp: bool = False
 
     @property
     def samples_per_device(self) -> int:
@@ -165,7 +207,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     multiplier = _batch_multiplier(run, notes)
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
-    zero = _zero_stage(knobs, notes)
+    zero = _zero_stage(knobs, run, notes)
     bits = knobs.int("bits") or 16
     lora = _lora(knobs, bits, notes)
     lora_rank = _lora_rank(knobs, lora, notes)
@@ -181,13 +223,19 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequence=sequence, image_tokens=image_tokens,
         images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
-        zero_stage=zero, offload_optimizer=offloaded(knobs.str("offload_optimizer")),
-        offload_params=offloaded(knobs.str("offload_param")), lora=lora, lora_rank=lora_rank,
+        zero_stage=zero, offload_optimizer=offloaded(knobs.str("offload_optimizer")) or _offload_switch(knobs, zero),
+        offload_params=offloaded(knobs.str("offload_param")) or _offload_switch(knobs, zero), lora=lora,
+        lora_rank=lora_rank,
         frozen_base=_frozen_base(knobs, notes), quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not knobs.str("vision_tower")),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
+        fsdp=zero is not None and _sharded_by_fsdp(run), sequence_parallel=_sequence_parallel(knobs, notes),
+        fused_loss=_switch(knobs, FUSED_LOSS_KNOB, notes, "fused linear cross-entropy: no full logits tensor"),
+        activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD_KNOB, notes,
+                                                     "activation offloading: checkpointed layer inputs on the CPU"),
+        tiled_mlp=_switch(knobs, TILED_MLP_KNOB, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
     )
 
 
@@ -223,6 +271,10 @@ def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
 def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
     if knobs.bool("bf16") or knobs.bool("fp16"):
         return True
+    if knobs.str("bf16") == "auto" or knobs.str("fp16") == "auto":
+        # axolotl's `bf16: auto` trains in bf16 where the GPU has it and in fp16 elsewhere: 16-bit either way.
+        notes.note("bf16 auto: 16-bit mixed precision")
+        return True
     if knobs.is_unknown("bf16") or knobs.is_unknown("fp16"):
         # `--bf16 $USE_BF16`: a flag that may turn 16-bit training on; like checkpointing, a setting
         # that lowers memory is assumed on when it cannot be read.
@@ -231,10 +283,15 @@ def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
     return False
 
 
-def _zero_stage(knobs: KnobReader, notes: EstimateNotes) -> Optional[int]:
+def _zero_stage(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> Optional[int]:
+    """The ZeRO (or FSDP) stage, or None when no sharding engine wraps the model (plain DDP)."""
     zero = knobs.int("zero_stage")
     if zero is not None and not 0 <= zero <= 3:
         zero = None
+    setting = run.setting("zero_stage")
+    if zero == 0 and "zero_stage" not in knobs.overrides and setting is not None \
+            and setting.note.startswith(NO_DEEPSPEED_NOTES):
+        return None
     if zero is None and knobs.is_unknown("zero_stage"):
         notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")
     return zero
