@@ -362,6 +362,10 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
                        f"(AdamW's are counted, an upper bound)")
     if knobs.str("finetuning_type") == "freeze":
         notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
+    degree = knobs.int("model_parallel_degree")
+    if degree is not None and degree > 1:
+        notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
+                   f"the whole model's states (an upper bound; no memory rule judges this job)")
     return knobs.str("optim") or "adamw_torch"
 
 
