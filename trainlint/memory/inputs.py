@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
+from packaging.version import InvalidVersion, Version
+
 from trainlint.core import Setting, SourceKind, TrainingRun, Unknown, Value
 from trainlint.memory.catalog import ModelSpec
 from trainlint.resolution.evaluation import evaluation_runs
@@ -214,7 +216,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     weights_half = _weights_half(knobs, model, half, zero, lora)
     embedding_copies = _trained_embedding_copies(knobs, lora)
     checkpointing = _checkpointing(knobs, notes)
-    attention = _attention(knobs, model, notes)
+    attention = _attention(knobs, run, model, notes)
     optimizer = _optimizer(knobs, notes)
     vision_trainable = _vision_trainable(knobs, vision, notes)
     image_tokens, images = image_tokens_per_sample(knobs, model, vision, notes)
@@ -345,9 +347,30 @@ def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
     return False
 
 
-def _attention(knobs: KnobReader, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
+# transformers selects SDPA by default from this release on; before it, models ran eager attention.
+SDPA_DEFAULT_SINCE = "4.36"
+
+
+def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
+    """The pinned transformers version when it predates the SDPA default, else None."""
+    pin = run.facts.transformers_pin
+    if pin is None or not isinstance(pin.value, str):
+        return None
+    try:
+        return pin.value if Version(pin.value) < Version(SDPA_DEFAULT_SINCE) else None
+    except InvalidVersion:
+        return None
+
+
+def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
     name = knobs.str("attn_implementation") or ""
-    if not name:
+    old_release = None if name else _pinned_before_sdpa(run)
+    if old_release is not None:
+        name = "eager"
+        notes.note(f"attention implementation not set: eager, the default of the pinned transformers "
+                   f"{old_release} (SDPA became the default in {SDPA_DEFAULT_SINCE})")
+    elif not name:
+        # An unpinned version may be either side of 4.36: the lower-memory default cannot raise a false alarm.
         name = model.default_attn if model else "sdpa"
         notes.note(f"attention implementation not set: assumed {name} (the model's default)")
     if "flash" in name or name in ("fa2", "xformers"):
