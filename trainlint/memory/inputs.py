@@ -213,7 +213,9 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     bits = knobs.int("bits") or 16
     lora = _lora(knobs, bits, notes)
     lora_rank = _lora_rank(knobs, lora, notes)
-    weights_half = _weights_half(knobs, model, half, zero, lora)
+    fsdp = zero is not None and _sharded_by_fsdp(run)
+    # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
+    weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora)
     embedding_copies = _trained_embedding_copies(knobs, lora)
     checkpointing = _checkpointing(knobs, notes)
     attention = _attention(knobs, run, model, notes)
@@ -233,7 +235,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         optimizer=optimizer, vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not knobs.str("vision_tower")),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
-        fsdp=zero is not None and _sharded_by_fsdp(run), sequence_parallel=_sequence_parallel(knobs, notes),
+        fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
         fused_loss=_switch(knobs, FUSED_LOSS_KNOB, notes, "fused linear cross-entropy: no full logits tensor"),
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD_KNOB, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
