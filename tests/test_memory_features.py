@@ -1,4 +1,4 @@
-"""Memory features jobs use (docs/memory-model.md §14), on small real-looking recipes."""
+"""Memory features jobs use (docs/memory-model.md §17), on small real-looking recipes."""
 from __future__ import annotations
 
 import json
@@ -57,8 +57,8 @@ def test_megatron_parallelism_is_out_of_scope_and_says_so(tmp_path):
 
 
 def _hf_job(folder: Path, flags: str, requirements: str = "") -> None:
-    files = job("--model_name_or_path meta-llama/Llama-2-7b-hf\n--model_max_length 2048\n" + flags.replace(" --", "\n--"),
-                launcher="torchrun --nproc_per_node 4")
+    head = "--model_name_or_path meta-llama/Llama-2-7b-hf\n--model_max_length 2048\n"
+    files = job(head + flags.replace(" --", "\n--"), launcher="torchrun --nproc_per_node 4")
     for name, text in files.items():
         (folder / name).write_text(text)
     if requirements:

@@ -35,7 +35,7 @@ UNMODELLED_OPTIMIZER_KNOBS = ("use_galore", "use_apollo", "use_badam")
 # as opposed to a DeepSpeed config at stage 0 (which keeps fp32 master weights and gradients).
 NO_DEEPSPEED_NOTES = ("no DeepSpeed config", "FSDP no_shard")
 
-# Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §14).
+# Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §17).
 SEQUENCE_PARALLEL_KNOB = "sequence_parallel_degree"  # GPUs one sequence is split over (Ulysses, ring, CP)
 FUSED_LOSS_KNOB = "fused_linear_cross_entropy"  # Liger FLCE / cut cross-entropy: no full logits tensor
 ACTIVATION_OFFLOAD_KNOB = "activation_offloading"  # checkpointed layer inputs kept on the CPU
@@ -188,7 +188,7 @@ class JobInputs:
     eval_runs: bool
     eval_batch: int
     eval_gathers_logits: bool
-    # docs/memory-model.md §14: features that change what a GPU holds.
+    # docs/memory-model.md §17: features that change what a GPU holds.
     fsdp: bool = False  # the states are sharded by FSDP (zero_stage tells how far)
     sequence_parallel: int = 1  # each GPU holds 1/n of a sequence's tokens
     fused_loss: bool = False  # the loss never builds the full (tokens x vocab) logits

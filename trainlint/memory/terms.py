@@ -64,7 +64,7 @@ QUANT_BYTES = {4: 0.53, 8: 1.06}
 # docs/memory-model.md §6: a two-layer MLP projector (1024 -> 4096 -> 4096, LLaVA-1.5 mlp2x_gelu) is
 # about 21M parameters.
 PROJECTOR_PARAMS = 21e6
-# docs/memory-model.md §14: Liger's fused linear cross-entropy materialises the logits of one chunk of
+# docs/memory-model.md §17: Liger's fused linear cross-entropy materialises the logits of one chunk of
 # about ceil(tokens / ceil(V / h)) tokens at a time, i.e. about tokens x h values in fp32, plus their
 # gradient; cut cross-entropy holds less. Bytes per token per hidden unit.
 FUSED_LOSS_BYTES_PER_HIDDEN = 8.0
@@ -227,7 +227,7 @@ def _embedding_copy_bytes(job: JobInputs) -> int:
 
 def _fsdp_param_bytes(job: JobInputs) -> int:
     """FSDP keeps the sharded parameters (and so gradients and optimizer states) in the dtype the model
-    was loaded in; mixed precision casts a gathered unit to 16-bit for compute (docs/memory-model.md §14)."""
+    was loaded in; mixed precision casts a gathered unit to 16-bit for compute (docs/memory-model.md §17)."""
     return 2 if job.weights_half else 4
 
 
@@ -370,7 +370,7 @@ def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[f
 
 
 def _tokens(job: JobInputs, batch: int) -> float:
-    """Tokens one GPU holds activations for: sequence parallelism splits each sequence (docs/memory-model.md §14)."""
+    """Tokens one GPU holds activations for: sequence parallelism splits each sequence (docs/memory-model.md §17)."""
     return float(batch * job.batch_multiplier * job.sequence) / job.sequence_parallel
 
 

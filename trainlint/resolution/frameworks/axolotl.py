@@ -12,6 +12,7 @@ from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Fram
 from trainlint.resolution.frameworks.memory_features import (
     ACTIVATION_OFFLOAD,
     FUSED_LOSS,
+    MODEL_PARALLEL,
     SEQUENCE_PARALLEL,
     TILED_MLP,
     add_degree,
@@ -28,8 +29,10 @@ def writes_recipe(values: Mapping[str, Setting]) -> bool:
 
 
 def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
-    """axolotl's keys that change what a GPU holds (docs/memory-model.md §14)."""
+    """axolotl's keys that change what a GPU holds (docs/memory-model.md §17)."""
     add_degree(candidates, SEQUENCE_PARALLEL, written, ("sequence_parallel_degree", "context_parallel_size"))
+    # Tensor and expert parallelism split the model itself: out of the memory model's scope.
+    add_degree(candidates, MODEL_PARALLEL, written, ("tensor_parallel_size", "expert_parallel_size"))
     for key in ("liger_fused_linear_cross_entropy", "cut_cross_entropy"):
         if is_on(written.get(key)):
             add_switch(candidates, FUSED_LOSS, written[key], key)

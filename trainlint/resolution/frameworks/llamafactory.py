@@ -19,13 +19,12 @@ from trainlint.resolution.frameworks.memory_features import (
 )
 from trainlint.resolution.precedence import Candidates
 
-
 # Stages whose loss needs no logits tensor: LLaMA-Factory keeps Liger's fused linear cross-entropy on for them.
 _FUSED_LOSS_STAGES = ("sft", "pt")
 
 
 def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
-    """LLaMA-Factory keys that change what a GPU holds (docs/memory-model.md §14)."""
+    """LLaMA-Factory keys that change what a GPU holds (docs/memory-model.md §17)."""
     liger = written.get("enable_liger_kernel")
     stage = written.get("stage")
     if is_on(liger) and (stage is None or str(stage.value).strip().lower() in _FUSED_LOSS_STAGES):

@@ -1,5 +1,5 @@
 """Recipe keys that change what a GPU holds, told in the knobs the memory model reads
-(docs/memory-model.md §14): sequence parallelism, a loss that never builds the full logits,
+(docs/memory-model.md §17): sequence parallelism, a loss that never builds the full logits,
 activation offloading, tiled MLPs, and parallelism the model does not cover."""
 from __future__ import annotations
 
