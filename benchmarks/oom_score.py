@@ -8,8 +8,12 @@ trainlint checks it against the row's GPU and GPU count, and the verdict is:
 - an `oom` row is *caught* when a memory rule reports at warning or error, else *missed*;
 - a `fits` row is *quiet* when no memory rule reports at warning or error, else a *false alarm*.
 
-Settings a thread does not state are left out of the job, so trainlint sees exactly what the report
-gives it (and usually stays quiet: that is a miss, and the reason column says why).
+Settings a thread does not state are not invented: a setting the job cannot run without (the
+sharding, the precision, checkpointing) is read from an environment variable the job does not set,
+so trainlint sees it as unknown exactly as it would on a launcher that takes it from its caller, and
+a pinned transformers version goes into requirements.txt. A row is *grounded* when it states what a
+verdict needs (model, micro-batch, sequence length, sharding, and the GPU count when it shards);
+the score is printed for all rows and for the grounded ones.
 
 Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2]`.
 """
@@ -78,6 +82,14 @@ if __name__ == "__main__":
 ATTENTION_FLAGS = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 
 
+def grounded_row(row: Dict[str, str]) -> bool:
+    """The row states what a verdict needs: micro-batch, sequence length, sharding, and the GPU count
+    when the job shards (the model is for trainlint to know)."""
+    sharded = row["zero_stage"] in ("1", "2", "3", "fsdp")
+    return bool(row["per_device_batch"] and row["seq_len"] and row["zero_stage"]
+                and (row["num_gpus"] or not sharded))
+
+
 @dataclass(frozen=True)
 class RowResult:
     id: str
@@ -87,6 +99,7 @@ class RowResult:
     peak_gib: Optional[float]
     capacity_gib: Optional[float]
     reason: str
+    grounded: bool = True
 
     @property
     def passed(self) -> bool:
@@ -138,7 +151,9 @@ def _precision_flags(precision: str) -> List[str]:
         return ["--bf16 True"]
     if precision == "fp16":
         return ["--fp16 True"]
-    return []
+    if precision == "fp32":
+        return []
+    return ["--bf16 $USE_BF16"]  # not stated: unknown to trainlint
 
 
 def _tuning_flags(tuning: str) -> List[str]:
@@ -149,9 +164,15 @@ def _tuning_flags(tuning: str) -> List[str]:
     return []
 
 
+def _sharding_unstated(row: Dict[str, str]) -> bool:
+    return row["zero_stage"] == ""
+
+
 def _sharding_flags(row: Dict[str, str]) -> List[str]:
     if _uses_deepspeed(row):
         return ["--deepspeed ds_config.json"]
+    if _sharding_unstated(row):
+        return ["--deepspeed $DS_CONFIG"]  # whether and how the job shards is not stated
     if row["zero_stage"] == "fsdp":
         offload = " offload" if row["offload"] not in ("", "none") else ""
         return [f'--fsdp "full_shard auto_wrap{offload}"']
@@ -171,6 +192,8 @@ def launcher_flags(row: Dict[str, str]) -> List[str]:
         flags.append(f"--max_slice_nums {row['image_tiles']}")
     if row["gradient_checkpointing"] in ("true", "false"):
         flags.append(f"--gradient_checkpointing {row['gradient_checkpointing'].capitalize()}")
+    else:
+        flags.append("--gradient_checkpointing $GRADIENT_CHECKPOINTING")  # not stated: unknown
     if row["attention"] in ATTENTION_FLAGS:
         flags.append(f"--attn_implementation {ATTENTION_FLAGS[row['attention']]}")
     flags += _precision_flags(row["precision"]) + _tuning_flags(row["tuning"]) + _sharding_flags(row)
@@ -200,6 +223,16 @@ def llamafactory_recipe(row: Dict[str, str]) -> List[str]:
     return lines
 
 
+def llamafactory_overrides(row: Dict[str, str]) -> List[str]:
+    """Command-line overrides for what the row does not state (read from the caller's environment)."""
+    overrides = []
+    if _sharding_unstated(row):
+        overrides.append("deepspeed=$DS_CONFIG")
+    if row["precision"] not in ("bf16", "fp16", "fp32"):
+        overrides.append("bf16=$USE_BF16")
+    return overrides
+
+
 def _is_llamafactory(row: Dict[str, str]) -> bool:
     return row["repository"].lower() == "hiyouga/llama-factory"
 
@@ -208,12 +241,16 @@ def write_job(row: Dict[str, str], folder: Path) -> Path:
     """Write the row's launcher, entry script (or recipe) and DeepSpeed config; returns the launcher."""
     if _uses_deepspeed(row):
         (folder / "ds_config.json").write_text(json.dumps(_deepspeed_config(row), indent=2) + "\n")
+    version = row["transformers_version"]
+    if version and version[0].isdigit():
+        (folder / "requirements.txt").write_text(f"transformers=={version}\n")
     launcher = folder / "finetune.sh"
     if _is_llamafactory(row):
         (folder / "sft.yaml").write_text("\n".join(llamafactory_recipe(row)) + "\n")
         gpus = _int(row["num_gpus"])
         prefix = f"FORCE_TORCHRUN=1 NPROC_PER_NODE={gpus} " if gpus else ""
-        launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train sft.yaml\n")
+        extra = "".join(f" {override}" for override in llamafactory_overrides(row))
+        launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train sft.yaml{extra}\n")
         return launcher
     (folder / "train.py").write_text(ENTRY_SCRIPT)
     flags = launcher_flags(row)
@@ -244,6 +281,8 @@ def _miss_reason(estimate: Optional[MemoryEstimate], row: Dict[str, str]) -> str
     if estimate is None:
         return "no memory estimate for the job"
     assumed = getattr(estimate, "assumed_inputs", frozenset())
+    if not grounded_row(row):
+        return "row leaves an essential setting unstated (not grounded)"
     for name, reason in (("model", "model unknown to trainlint"), ("sequence", "sequence length not stated"),
                          ("batch", "batch not resolved"), ("world_size", "world size unknown")):
         if name in assumed:
@@ -290,7 +329,7 @@ def score_row(row: Dict[str, str]) -> RowResult:
         reason = "estimate over capacity on a job that trained"
     peak = estimate.peak_gib if estimate else None
     capacity = estimate.capacity_gib if estimate else None
-    return RowResult(row["id"], row["outcome"], verdict, codes, peak, capacity, reason)
+    return RowResult(row["id"], row["outcome"], verdict, codes, peak, capacity, reason, grounded_row(row))
 
 
 def score(rows: Sequence[Dict[str, str]]) -> List[RowResult]:
@@ -309,11 +348,13 @@ def print_results(results: Sequence[RowResult]) -> None:
     for r in results:
         estimate = f"{_gib(r.peak_gib)}/{_gib(r.capacity_gib)}"
         print(f"{r.id:50} {r.outcome:7} {r.verdict:11} {','.join(r.codes) or '-':18} {estimate:>13}  {r.reason}")
-    oom = [r for r in results if r.outcome == "oom"]
-    fits = [r for r in results if r.outcome == "fits"]
-    caught = sum(r.verdict == "caught" for r in oom)
-    quiet = sum(r.verdict == "quiet" for r in fits)
-    print(f"\ncaught {caught}/{len(oom)} OOM rows; quiet {quiet}/{len(fits)} fits rows")
+    print()
+    for label, chosen in (("all rows", results), ("grounded rows", [r for r in results if r.grounded])):
+        oom = [r for r in chosen if r.outcome == "oom"]
+        fits = [r for r in chosen if r.outcome == "fits"]
+        caught = sum(r.verdict == "caught" for r in oom)
+        quiet = sum(r.verdict == "quiet" for r in fits)
+        print(f"{label}: caught {caught}/{len(oom)} OOM rows; quiet {quiet}/{len(fits)} fits rows")
     reasons: Dict[str, int] = {}
     for r in results:
         if r.reason:

@@ -32,13 +32,16 @@ UNMODELLED_OPTIMIZERS = ("use_galore", "use_apollo", "use_badam")
 
 
 def unmodelled_training(run: TrainingRun) -> Optional[str]:
-    """`use_galore`, or `finetuning_type freeze`: the model states are smaller than full training's
-    by an amount trainlint cannot tell, so they support no verdict."""
+    """`use_galore`, `finetuning_type freeze`, or Megatron's tensor/pipeline parallelism: the model states
+    are smaller than the estimate's by an amount trainlint cannot tell, so they support no verdict."""
     for knob in UNMODELLED_OPTIMIZERS:
         if run.known(knob) is True:
             return knob
     if run.known("finetuning_type") == "freeze":
         return "finetuning_type freeze"
+    degree = run.known("model_parallel_degree")
+    if isinstance(degree, int) and degree > 1:
+        return "tensor/pipeline parallelism"  # Megatron splits the model itself: out of the model's scope
     return None
 
 

@@ -271,6 +271,36 @@ def _read_local_config(path: str, roots: Iterable[str]) -> Optional[Mapping]:
     return None
 
 
+def hub_cache_dirs() -> Tuple[str, ...]:
+    """Where a Hugging Face cache keeps downloaded repositories (huggingface_hub's own lookup order)."""
+    found = []
+    if os.environ.get("HF_HUB_CACHE"):
+        found.append(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        found.append(os.path.join(os.environ["HF_HOME"], "hub"))
+    found.append(os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub"))
+    return tuple(dict.fromkeys(found))
+
+
+def _read_cached_config(repo_id: str, cache_dirs: Iterable[str]) -> Optional[Mapping]:
+    """config.json of `ORG/NAME` from a local Hugging Face cache (never the network)."""
+    parts = repo_id.strip().split("/")
+    if len(parts) != 2 or not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", part) for part in parts):
+        return None
+    folder_name = "models--" + "--".join(parts)
+    for cache in cache_dirs:
+        snapshots = os.path.join(cache, folder_name, "snapshots")
+        try:
+            revisions = sorted(os.listdir(snapshots))
+        except OSError:
+            continue
+        for revision in revisions:
+            config = _read_local_config(os.path.join(snapshots, revision), ("",))
+            if config is not None:
+                return config
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Size from the name
 
@@ -312,8 +342,13 @@ def _roots(run: TrainingRun) -> Tuple[str, ...]:
     return tuple(dict.fromkeys([launcher_dir, os.getcwd()]))
 
 
-def resolve_name(name: str, roots: Iterable[str] = ("",)) -> Optional[ModelSpec]:
+def resolve_name(name: str, roots: Iterable[str] = ("",),
+                 cache_dirs: Optional[Iterable[str]] = None) -> Optional[ModelSpec]:
+    """A local checkpoint's config.json, the Hugging Face cache's copy of a repo's config.json, the
+    catalog, and the size in the name, in that order."""
     config = _read_local_config(name, roots)
+    if config is None:
+        config = _read_cached_config(name, hub_cache_dirs() if cache_dirs is None else cache_dirs)
     if config is not None:
         spec = spec_from_config(config, name)
         if spec is not None:

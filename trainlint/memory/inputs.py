@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
+from packaging.version import InvalidVersion, Version
+
 from trainlint.core import Setting, SourceKind, TrainingRun, Unknown, Value
 from trainlint.memory.catalog import ModelSpec
 from trainlint.resolution.evaluation import evaluation_runs
@@ -28,6 +30,17 @@ XCOMPOSER_ROW_SEPARATOR_TOKENS = 20
 
 # Optimizer variants whose smaller states the model does not know: AdamW's are counted instead.
 UNMODELLED_OPTIMIZER_KNOBS = ("use_galore", "use_apollo", "use_badam")
+
+# The notes the resolution gives a ZeRO stage of 0 that means "no DeepSpeed engine at all" (plain DDP),
+# as opposed to a DeepSpeed config at stage 0 (which keeps fp32 master weights and gradients).
+NO_DEEPSPEED_NOTES = ("no DeepSpeed config", "FSDP no_shard")
+
+# Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §17).
+SEQUENCE_PARALLEL_KNOB = "sequence_parallel_degree"  # GPUs one sequence is split over (Ulysses, ring, CP)
+FUSED_LOSS_KNOB = "fused_linear_cross_entropy"  # Liger FLCE / cut cross-entropy: no full logits tensor
+ACTIVATION_OFFLOAD_KNOB = "activation_offloading"  # checkpointed layer inputs kept on the CPU
+TILED_MLP_KNOB = "tiled_mlp"  # the MLP runs over tiles of the sequence (ALST)
+FSDP_KNOB = "fsdp_sharding"  # set by the FSDP derivation: the states are sharded by FSDP, not DeepSpeed
 
 
 class Attention(str, Enum):
@@ -105,6 +118,31 @@ class KnobReader:
         return value.strip().lower() if isinstance(value, str) and value.strip() else None
 
 
+def _offload_switch(knobs: KnobReader, zero: Optional[int]) -> bool:
+    """DeepSpeed-Chat's `--offload`: its config builder puts both optimizer and parameters on the CPU."""
+    return zero is not None and bool(knobs.bool("offload"))
+
+
+def _sharded_by_fsdp(run: TrainingRun) -> bool:
+    setting = run.setting("zero_stage")
+    return setting is not None and setting.note.startswith("FSDP")
+
+
+def _sequence_parallel(knobs: KnobReader, notes: EstimateNotes) -> int:
+    degree = knobs.int(SEQUENCE_PARALLEL_KNOB)
+    if degree is None or degree <= 1:
+        return 1
+    notes.note(f"sequence parallelism over {degree} GPUs: each holds 1/{degree} of a sequence's activations")
+    return degree
+
+
+def _switch(knobs: KnobReader, knob: str, notes: EstimateNotes, note: str) -> bool:
+    on = bool(knobs.bool(knob))
+    if on:
+        notes.note(note)
+    return on
+
+
 def offloaded(device: Optional[str]) -> bool:
     """A DeepSpeed offload device that moves states off the GPU ("cpu", "nvme")."""
     return device is not None and device not in ("none", "null", "", "false", "gpu", "cuda")
@@ -150,6 +188,12 @@ class JobInputs:
     eval_runs: bool
     eval_batch: int
     eval_gathers_logits: bool
+    # docs/memory-model.md §17: features that change what a GPU holds.
+    fsdp: bool = False  # the states are sharded by FSDP (zero_stage tells how far)
+    sequence_parallel: int = 1  # each GPU holds 1/n of a sequence's tokens
+    fused_loss: bool = False  # the loss never builds the full (tokens x vocab) logits
+    activation_offload: bool = False
+    tiled_mlp: bool = False
 
     @property
     def samples_per_device(self) -> int:
@@ -165,14 +209,16 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     multiplier = _batch_multiplier(run, notes)
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
-    zero = _zero_stage(knobs, notes)
+    zero = _zero_stage(knobs, run, notes)
     bits = knobs.int("bits") or 16
     lora = _lora(knobs, bits, notes)
     lora_rank = _lora_rank(knobs, lora, notes)
-    weights_half = _weights_half(knobs, model, half, zero, lora)
+    fsdp = zero is not None and _sharded_by_fsdp(run)
+    # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
+    weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora)
     embedding_copies = _trained_embedding_copies(knobs, lora)
     checkpointing = _checkpointing(knobs, notes)
-    attention = _attention(knobs, model, notes)
+    attention = _attention(knobs, run, model, notes)
     optimizer = _optimizer(knobs, notes)
     vision_trainable = _vision_trainable(knobs, vision, notes)
     image_tokens, images = image_tokens_per_sample(knobs, model, vision, notes)
@@ -181,13 +227,19 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequence=sequence, image_tokens=image_tokens,
         images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
-        zero_stage=zero, offload_optimizer=offloaded(knobs.str("offload_optimizer")),
-        offload_params=offloaded(knobs.str("offload_param")), lora=lora, lora_rank=lora_rank,
+        zero_stage=zero, offload_optimizer=offloaded(knobs.str("offload_optimizer")) or _offload_switch(knobs, zero),
+        offload_params=offloaded(knobs.str("offload_param")) or _offload_switch(knobs, zero), lora=lora,
+        lora_rank=lora_rank,
         frozen_base=_frozen_base(knobs, notes), quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not knobs.str("vision_tower")),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
+        fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
+        fused_loss=_switch(knobs, FUSED_LOSS_KNOB, notes, "fused linear cross-entropy: no full logits tensor"),
+        activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD_KNOB, notes,
+                                                     "activation offloading: checkpointed layer inputs on the CPU"),
+        tiled_mlp=_switch(knobs, TILED_MLP_KNOB, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
     )
 
 
@@ -223,6 +275,10 @@ def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
 def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
     if knobs.bool("bf16") or knobs.bool("fp16"):
         return True
+    if knobs.str("bf16") == "auto" or knobs.str("fp16") == "auto":
+        # axolotl's `bf16: auto` trains in bf16 where the GPU has it and in fp16 elsewhere: 16-bit either way.
+        notes.note("bf16 auto: 16-bit mixed precision")
+        return True
     if knobs.is_unknown("bf16") or knobs.is_unknown("fp16"):
         # `--bf16 $USE_BF16`: a flag that may turn 16-bit training on; like checkpointing, a setting
         # that lowers memory is assumed on when it cannot be read.
@@ -231,10 +287,15 @@ def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
     return False
 
 
-def _zero_stage(knobs: KnobReader, notes: EstimateNotes) -> Optional[int]:
+def _zero_stage(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> Optional[int]:
+    """The ZeRO (or FSDP) stage, or None when no sharding engine wraps the model (plain DDP)."""
     zero = knobs.int("zero_stage")
     if zero is not None and not 0 <= zero <= 3:
         zero = None
+    setting = run.setting("zero_stage")
+    if zero == 0 and "zero_stage" not in knobs.overrides and setting is not None \
+            and setting.note.startswith(NO_DEEPSPEED_NOTES):
+        return None
     if zero is None and knobs.is_unknown("zero_stage"):
         notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")
     return zero
@@ -288,9 +349,30 @@ def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
     return False
 
 
-def _attention(knobs: KnobReader, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
+# transformers selects SDPA by default from this release on; before it, models ran eager attention.
+SDPA_DEFAULT_SINCE = "4.36"
+
+
+def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
+    """The pinned transformers version when it predates the SDPA default, else None."""
+    pin = run.facts.transformers_pin
+    if pin is None or not isinstance(pin.value, str):
+        return None
+    try:
+        return pin.value if Version(pin.value) < Version(SDPA_DEFAULT_SINCE) else None
+    except InvalidVersion:
+        return None
+
+
+def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
     name = knobs.str("attn_implementation") or ""
-    if not name:
+    old_release = None if name else _pinned_before_sdpa(run)
+    if old_release is not None:
+        name = "eager"
+        notes.note(f"attention implementation not set: eager, the default of the pinned transformers "
+                   f"{old_release} (SDPA became the default in {SDPA_DEFAULT_SINCE})")
+    elif not name:
+        # An unpinned version may be either side of 4.36: the lower-memory default cannot raise a false alarm.
         name = model.default_attn if model else "sdpa"
         notes.note(f"attention implementation not set: assumed {name} (the model's default)")
     if "flash" in name or name in ("fa2", "xformers"):
@@ -305,6 +387,10 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
                        f"(AdamW's are counted, an upper bound)")
     if knobs.str("finetuning_type") == "freeze":
         notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
+    degree = knobs.int("model_parallel_degree")
+    if degree is not None and degree > 1:
+        notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
+                   f"the whole model's states (an upper bound; no memory rule judges this job)")
     return knobs.str("optim") or "adamw_torch"
 
 

@@ -5,6 +5,7 @@ benchmarks/data/memory_calibration.csv with one general model (no per-row cases)
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
@@ -63,6 +64,10 @@ QUANT_BYTES = {4: 0.53, 8: 1.06}
 # docs/memory-model.md §6: a two-layer MLP projector (1024 -> 4096 -> 4096, LLaVA-1.5 mlp2x_gelu) is
 # about 21M parameters.
 PROJECTOR_PARAMS = 21e6
+# docs/memory-model.md §17: Liger's fused linear cross-entropy materialises the logits of one chunk of
+# about ceil(tokens / ceil(V / h)) tokens at a time, i.e. about tokens x h values in fp32, plus their
+# gradient; cut cross-entropy holds less. Bytes per token per hidden unit.
+FUSED_LOSS_BYTES_PER_HIDDEN = 8.0
 # docs/memory-model.md §11: gathered eval logits are counted for this many batches (the eval set's
 # size is not known statically).
 ASSUMED_EVAL_BATCHES = 10
@@ -178,7 +183,13 @@ def _frozen_bytes(model: ModelSpec, llm: float, frozen: float, job: JobInputs, n
 def note_model_state_layout(job: JobInputs, notes: EstimateNotes) -> None:
     """What the weights, gradients and optimizer terms assume about precision and sharding."""
     n = job.world_size
-    if job.zero_stage is not None:
+    if job.fsdp:
+        kind = "full sharding" if job.zero_stage == 3 else "shard_grad_op"
+        dtype = "16-bit" if job.weights_half else "fp32"
+        notes.note(f"FSDP {kind} over {n} GPUs: {dtype} parameters, gradients and optimizer states sharded, "
+                   f"16-bit units gathered for compute" + ("; parameters and states offloaded to CPU"
+                                                           if job.offload_params else ""))
+    elif job.zero_stage is not None:
         stage = job.zero_stage
         if stage == 3:
             notes.note(f"ZeRO-3 over {n} GPUs: 16-bit parameters, gradients and fp32 optimizer states sharded")
@@ -214,9 +225,47 @@ def _embedding_copy_bytes(job: JobInputs) -> int:
     return 2 if job.weights_half else 4
 
 
+def _fsdp_param_bytes(job: JobInputs) -> int:
+    """FSDP keeps the sharded parameters (and so gradients and optimizer states) in the dtype the model
+    was loaded in; mixed precision casts a gathered unit to 16-bit for compute (docs/memory-model.md §17)."""
+    return 2 if job.weights_half else 4
+
+
+def _fsdp_gathered_bytes(model: ModelSpec) -> float:
+    """The 16-bit unit being computed and the one prefetched (FSDP's forward/backward prefetch)."""
+    return 2 * 2 * model.layer_params
+
+
+def _fsdp_shards(job: JobInputs) -> int:
+    """Full sharding splits over every GPU; shard_grad_op (stage 2) keeps the parameters whole."""
+    return job.world_size
+
+
+def fsdp_weights_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> float:
+    if job.offload_params:
+        return _fsdp_gathered_bytes(model)
+    shards = _fsdp_shards(job) if job.zero_stage == 3 else 1
+    return (_fsdp_param_bytes(job) * split.trained + split.frozen_bytes) / shards + _fsdp_gathered_bytes(model)
+
+
+def fsdp_gradients_bytes(split: ParameterSplit, job: JobInputs) -> float:
+    if job.offload_params:
+        return 0.0
+    return _fsdp_param_bytes(job) * split.trained / _fsdp_shards(job)
+
+
+def fsdp_optimizer_bytes(split: ParameterSplit, job: JobInputs) -> float:
+    if job.offload_params or job.offload_optimizer:
+        return 0.0
+    per_param = optimizer_state_bytes_per_param(job.optimizer, _fsdp_param_bytes(job))
+    return per_param * split.trained / _fsdp_shards(job)
+
+
 def weights_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> float:
     """docs/memory-model.md §3 (no ZeRO) and §5 (ZeRO)."""
     n = job.world_size
+    if job.fsdp:
+        return fsdp_weights_bytes(model, split, job)
     if job.zero_stage == 3:
         weights = (0 if job.offload_params else 2 * split.trained / n) + 4 * _largest_layer_params(model) / 2
         weights += 0 if job.offload_params else split.frozen_bytes / n
@@ -234,6 +283,8 @@ def weights_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> fl
 def gradients_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> float:
     """docs/memory-model.md §3 (no ZeRO) and §5 (ZeRO)."""
     n = job.world_size
+    if job.fsdp:
+        return fsdp_gradients_bytes(split, job)
     if job.zero_stage == 3:
         return 2 * split.trained / n + 4 * _largest_layer_params(model) / 2
     if job.zero_stage is not None:
@@ -245,6 +296,8 @@ def gradients_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> 
 
 def optimizer_bytes(split: ParameterSplit, job: JobInputs) -> float:
     """Optimizer states, with the fp32 master copy where one is kept: docs/memory-model.md §3-§5."""
+    if job.fsdp:
+        return fsdp_optimizer_bytes(split, job)
     if job.zero_stage is not None:
         if job.offload_optimizer:
             return 0.0
@@ -298,6 +351,10 @@ def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[f
     else:
         # SwiGLU keeps gate, up and their product; gelu_new keeps about as much of its internals.
         mlp = 8.0 * inter
+        if job.tiled_mlp:
+            # ALST's TiledMLP runs the MLP over ceil(s / h) shards of the sequence: one shard's
+            # intermediates are live at a time.
+            mlp /= max(1, math.ceil(seq / h))
         linear = 8.0 * h + 4.0 * q + 4.0 * kv + mlp + NORM_UPCAST_BYTES * h
         score = EAGER_SCORE_BYTES_SAVED
     linear *= _activation_width(job) / 2.0
@@ -313,7 +370,8 @@ def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[f
 
 
 def _tokens(job: JobInputs, batch: int) -> float:
-    return float(batch * job.batch_multiplier * job.sequence)
+    """Tokens one GPU holds activations for: sequence parallelism splits each sequence (docs/memory-model.md §17)."""
+    return float(batch * job.batch_multiplier * job.sequence) / job.sequence_parallel
 
 
 def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: EstimateNotes) -> float:
@@ -321,7 +379,7 @@ def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: Estim
     tokens = _tokens(job, batch)
     stored_layer, backward_layer = layer_bytes_per_token(model, job, job.sequence)
     if job.checkpointing:
-        stored = _activation_width(job) * model.hidden * model.layers * tokens
+        stored = 0.0 if job.activation_offload else _activation_width(job) * model.hidden * model.layers * tokens
         working = (stored_layer + backward_layer) * tokens
         notes.note("gradient checkpointing: one layer input kept per layer, one layer recomputed at a time")
     else:
@@ -334,6 +392,8 @@ def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: Estim
 
 def logits_bytes(model: ModelSpec, job: JobInputs, batch: int) -> float:
     """The logits and the loss over the vocabulary: docs/memory-model.md §8."""
+    if job.fused_loss:
+        return _tokens(job, batch) * model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
     fp32_logits = model.logits_fp32 or (job.mixed_precision and job.zero_stage is None) or not job.mixed_precision
     per_vocab = LOGITS_BYTES_FP32_PATH if fp32_logits else LOGITS_BYTES_HALF_PATH
     return _tokens(job, batch) * model.vocab * per_vocab

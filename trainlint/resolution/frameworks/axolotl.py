@@ -9,12 +9,75 @@ from trainlint.knobs import AXOLOTL as AXOLOTL_SPELLING
 from trainlint.knobs import coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
+from trainlint.resolution.frameworks.memory_features import (
+    ACTIVATION_OFFLOAD,
+    FUSED_LOSS,
+    MODEL_PARALLEL,
+    SEQUENCE_PARALLEL,
+    TILED_MLP,
+    add_degree,
+    add_switch,
+    is_on,
+    plugins,
+)
 from trainlint.resolution.precedence import Candidates
 
 
 def writes_recipe(values: Mapping[str, Setting]) -> bool:
     """An axolotl recipe rather than a LLaMA-Factory one: it names keys only axolotl reads."""
     return "micro_batch_size" in values or "base_model" in values
+
+
+def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    """axolotl's keys that change what a GPU holds (docs/memory-model.md §17)."""
+    add_degree(candidates, SEQUENCE_PARALLEL, written, ("sequence_parallel_degree", "context_parallel_size"))
+    # Tensor and expert parallelism split the model itself: out of the memory model's scope.
+    add_degree(candidates, MODEL_PARALLEL, written, ("tensor_parallel_size", "expert_parallel_size"))
+    for key in ("liger_fused_linear_cross_entropy", "cut_cross_entropy"):
+        if is_on(written.get(key)):
+            add_switch(candidates, FUSED_LOSS, written[key], key)
+    for plugin in plugins(written):
+        if "cut_cross_entropy" in plugin.value.lower() or "cutcrossentropy" in plugin.value.lower():
+            add_switch(candidates, FUSED_LOSS, plugin, "cut cross-entropy plugin")
+    if is_on(written.get("activation_offloading")):
+        add_switch(candidates, ACTIVATION_OFFLOAD, written["activation_offloading"], "activation_offloading")
+    checkpointing = written.get("gradient_checkpointing")
+    if checkpointing is not None and str(checkpointing.value).strip().lower() == "offload":
+        add_switch(candidates, ACTIVATION_OFFLOAD, checkpointing, "gradient_checkpointing: offload")
+    if is_on(written.get("tiled_mlp")):
+        add_switch(candidates, TILED_MLP, written["tiled_mlp"], "tiled_mlp")
+    _attention(written, candidates)
+    _load_dtype(written, candidates)
+
+
+# axolotl's attention switches (older releases) -> the implementation each selects.
+_ATTENTION_SWITCHES = (("flash_attention", "flash_attention_2"), ("xformers_attention", "flash_attention_2"),
+                       ("flex_attention", "flash_attention_2"), ("sdp_attention", "sdpa"),
+                       ("eager_attention", "eager"))
+
+
+def _attention(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    named = written.get("attn_implementation")
+    if named is not None and isinstance(named.value, str) and named.value.strip():
+        candidates.add("attn_implementation", named)
+        return
+    for key, implementation in _ATTENTION_SWITCHES:
+        if is_on(written.get(key)):
+            candidates.add("attn_implementation", replace(written[key], value=implementation, kind=SourceKind.DERIVED,
+                                                          origin=None, via=(written[key],), note=key))
+            return
+
+
+def _load_dtype(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    """axolotl loads the model in `torch_dtype`, which it sets from `bf16` (true or auto) and `fp16`."""
+    if "torch_dtype" in written:
+        return
+    for key, dtype in (("bf16", "bfloat16"), ("bfloat16", "bfloat16"), ("fp16", "float16"), ("float16", "float16")):
+        setting = written.get(key)
+        if setting is not None and (is_on(setting) or str(setting.value).strip().lower() == "auto"):
+            candidates.add("torch_dtype", Setting(dtype, SourceKind.DERIVED, None, via=(setting,),
+                                                  note=f"axolotl loads the model in {dtype} ({key})"))
+            return
 
 
 def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
@@ -24,6 +87,7 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     if micro is not None and "eval_batch_size" not in written:
         candidates.add("per_device_eval_batch_size", Setting(micro.value, SourceKind.DERIVED, None, via=(micro,),
                                                              note="axolotl: eval_batch_size = micro_batch_size"))
+    _memory_features(written, candidates)
     if "num_epochs" not in written:
         candidates.add("num_train_epochs", Setting(1, SourceKind.FRAMEWORK_DEFAULT, None, note="axolotl default"))
     split = written.get("val_set_size")

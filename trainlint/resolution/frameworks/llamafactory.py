@@ -8,11 +8,42 @@ from trainlint.core import Setting, SourceKind
 from trainlint.knobs import ARGS, coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
+from trainlint.resolution.frameworks.memory_features import (
+    FUSED_LOSS,
+    MODEL_PARALLEL,
+    SEQUENCE_PARALLEL,
+    add_degree,
+    add_switch,
+    is_on,
+    whole,
+)
 from trainlint.resolution.precedence import Candidates
+
+# Stages whose loss needs no logits tensor: LLaMA-Factory keeps Liger's fused linear cross-entropy on for them.
+_FUSED_LOSS_STAGES = ("sft", "pt")
+
+
+def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    """LLaMA-Factory keys that change what a GPU holds (docs/memory-model.md §17)."""
+    liger = written.get("enable_liger_kernel")
+    stage = written.get("stage")
+    if is_on(liger) and (stage is None or str(stage.value).strip().lower() in _FUSED_LOSS_STAGES):
+        add_switch(candidates, FUSED_LOSS, liger, "enable_liger_kernel (fused linear cross-entropy)")
+    add_degree(candidates, SEQUENCE_PARALLEL, written, ("sequence_parallel_size",))
+    degrees = [whole(written.get(key)) for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size")]
+    product = 1
+    for degree in degrees:
+        product *= degree if degree and degree > 1 else 1
+    if product > 1:
+        via = tuple(written[key] for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size")
+                    if key in written)
+        candidates.add(MODEL_PARALLEL, Setting(product, SourceKind.DERIVED, None, via=via,
+                                               note="Megatron tensor/pipeline parallelism"))
 
 
 def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`."""
+    _memory_features(written, candidates)
     disabled = written.get("disable_gradient_checkpointing")
     if disabled is not None and coerce("gradient_checkpointing", disabled.value).value is True:
         candidates.add("gradient_checkpointing", replace(disabled, value=False, note="disable_gradient_checkpointing"))

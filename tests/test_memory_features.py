@@ -1,0 +1,118 @@
+"""Memory features jobs use (docs/memory-model.md §17), on small real-looking recipes."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trainlint.checks._examples import job
+from trainlint.linter import lint, make_target
+from trainlint.memory import find_model
+from trainlint.memory.catalog import resolve_name
+
+SAMPLES = Path(__file__).parent / "samples" / "memory_features"
+
+
+def _check(folder: Path, *names: str, gpu: str = "a100-80gb", num_gpus: int = 8):
+    for name in names:
+        shutil.copy(SAMPLES / name, folder / name)
+    result = lint([folder], make_target(gpu=gpu, num_gpus=num_gpus))
+    memory = [f for f in result.findings if f.code.startswith("TL1")]
+    return memory, next(iter(result.estimates.values()))
+
+
+def test_axolotl_full_fine_tune_with_a_paged_8bit_optimizer_fits_80gb(tmp_path):
+    findings, estimate = _check(tmp_path, "axolotl_fft_8bit.yaml")
+    assert not [f for f in findings if f.code in ("TL101", "TL106", "TL108", "TL111")]
+    # bf16 weights (axolotl loads in bf16), 2 B/param of 8-bit states plus the bf16 step buffer: no fp32 master copy.
+    assert estimate.breakdown["optimizer"] < 4.5 * 8.03
+    assert any("16-bit mixed precision" in note for note in estimate.assumptions)
+
+
+def test_context_parallel_cut_cross_entropy_and_offload_shrink_the_dynamic_terms(tmp_path):
+    findings, estimate = _check(tmp_path, "axolotl_long_context.yaml", "zero3.json")
+    notes = " ".join(estimate.assumptions)
+    assert "sequence parallelism over 8 GPUs" in notes
+    assert "fused linear cross-entropy" in notes and "activation offloading" in notes and "tiled MLP" in notes
+    # 65536 tokens x 128256 vocab of fp32 logits would be ~100 GiB; the fused loss holds a chunk.
+    assert estimate.breakdown.get("logits", 0.0) < 1.0
+    assert not [f for f in findings if f.severity.name == "ERROR"]
+
+
+def test_without_context_parallelism_the_same_length_overflows(tmp_path):
+    text = (SAMPLES / "axolotl_long_context.yaml").read_text()
+    for line in ("context_parallel_size: 8\n", "tiled_mlp: true\n", "gradient_checkpointing: offload\n"):
+        text = text.replace(line, "")
+    (tmp_path / "recipe.yaml").write_text(text.replace("flash_attention: true\n", "flash_attention: true\n"
+                                                        "gradient_checkpointing: false\n"))
+    shutil.copy(SAMPLES / "zero3.json", tmp_path / "zero3.json")
+    result = lint([tmp_path], make_target(gpu="a100-80gb", num_gpus=8))
+    assert {f.code for f in result.findings} & {"TL102", "TL106", "TL111"}
+
+
+def test_megatron_parallelism_is_out_of_scope_and_says_so(tmp_path):
+    findings, estimate = _check(tmp_path, "llamafactory_megatron.yaml")
+    assert not [f for f in findings if f.code in ("TL101", "TL106", "TL108", "TL111")]
+    assert any("tensor/pipeline parallelism over 8 GPUs is not modelled" in n for n in estimate.assumptions)
+
+
+def _hf_job(folder: Path, flags: str, requirements: str = "") -> None:
+    head = "--model_name_or_path meta-llama/Llama-2-7b-hf\n--model_max_length 2048\n"
+    files = job(head + flags.replace(" --", "\n--"), launcher="torchrun --nproc_per_node 4")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    if requirements:
+        (folder / "requirements.txt").write_text(requirements)
+
+
+def test_fsdp_full_shard_is_modelled_as_fsdp(tmp_path):
+    _hf_job(tmp_path, '--fsdp "full_shard auto_wrap" --bf16 True --per_device_train_batch_size 1 --output_dir o')
+    result = lint([tmp_path], make_target(gpu="a100-80gb"))
+    estimate = next(iter(result.estimates.values()))
+    assert any(note.startswith("FSDP full sharding over 4 GPUs") for note in estimate.assumptions)
+    # fp32 sharded parameters, gradients and Adam states: 16 B/param over 4 GPUs, plus gathered units.
+    states = sum(estimate.breakdown[t] for t in ("weights", "gradients", "optimizer"))
+    assert 6.738e9 * 16 / 4 / 2**30 < states < 6.738e9 * 16 / 4 / 2**30 + 3
+
+
+def test_no_deepspeed_config_means_plain_data_parallel(tmp_path):
+    _hf_job(tmp_path, "--bf16 True --per_device_train_batch_size 1 --output_dir o")
+    estimate = next(iter(lint([tmp_path], make_target(gpu="a100-80gb")).estimates.values()))
+    assert not any("ZeRO" in note for note in estimate.assumptions)
+    assert any("AMP: fp32 weights" in note for note in estimate.assumptions)
+
+
+def test_a_transformers_pin_before_4_36_means_eager_attention(tmp_path):
+    _hf_job(tmp_path, "--bf16 True --per_device_train_batch_size 1 --output_dir o", "transformers==4.31.0\n")
+    estimate = next(iter(lint([tmp_path], make_target(gpu="a100-80gb")).estimates.values()))
+    assert any("eager, the default of the pinned transformers 4.31.0" in n for n in estimate.assumptions)
+
+
+def test_an_unpinned_transformers_keeps_the_lower_memory_default(tmp_path):
+    _hf_job(tmp_path, "--bf16 True --per_device_train_batch_size 1 --output_dir o")
+    estimate = next(iter(lint([tmp_path], make_target(gpu="a100-80gb")).estimates.values()))
+    assert any("assumed sdpa" in n for n in estimate.assumptions)
+
+
+def test_config_json_from_a_local_hugging_face_cache(tmp_path):
+    snapshot = tmp_path / "models--acme--tiny-llm" / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 16,
+        "num_key_value_heads": 4, "intermediate_size": 2816, "vocab_size": 32000}))
+    spec = resolve_name("acme/tiny-llm", cache_dirs=(str(tmp_path),))
+    assert spec is not None and spec.resolved_by == "config.json"
+    assert (spec.hidden, spec.layers, spec.kv_heads) == (1024, 8, 4)
+    assert resolve_name("acme/tiny-llm", cache_dirs=(str(tmp_path / "elsewhere"),)) is None
+
+
+def test_catalog_families_resolve_with_published_dimensions():
+    for name, key, hidden in (("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b", 4096),
+                              ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b", 2048), ("facebook/opt-6.7b", "opt-6.7b", 4096),
+                              ("01-ai/Yi-34B-Chat", "yi-34b", 7168), ("tiiuae/falcon-40b", "falcon-40b", 8192),
+                              ("lmsys/vicuna-33b-v1.3", "llama-30b", 6656)):
+        spec = find_model(name)
+        assert spec is not None and spec.key == key and spec.hidden == hidden, name
+        computed = spec.layers * spec.layer_params + spec.vocab * spec.hidden * (1 if spec.tied else 2)
+        if "moe" not in spec.source and "experts" not in spec.source:
+            assert abs(computed / spec.params - 1) < 0.03, name

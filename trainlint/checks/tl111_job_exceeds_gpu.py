@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+from typing import Iterable, List
+
+from trainlint.checks._examples import job
+from trainlint.checks._memory import (
+    assumption_note,
+    grounded,
+    on_gpu,
+    over_capacity,
+    training_estimate,
+    verdict_severity,
+)
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.checks.tl101_per_device_batch_too_large import PerDeviceBatchTooLarge
+from trainlint.checks.tl102_gradient_checkpointing_off import GradientCheckpointingOff
+from trainlint.checks.tl106_long_sequence_risk import LongSequenceRisk
+from trainlint.checks.tl108_model_states_exceed_gpu import ModelStatesExceedGpu
+from trainlint.checks.tl110_image_tiling_multiplier import ImageTilingMultiplier
+from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+from trainlint.memory import JobMemoryEstimate, suggestions
+
+# The rules that name the one setting to change; this rule speaks only when none of them does.
+_KNOB_RULES = (PerDeviceBatchTooLarge(), LongSequenceRisk(), ModelStatesExceedGpu(), ImageTilingMultiplier(),
+               GradientCheckpointingOff())
+# How many terms and remedies a message names.
+_NAMED_TERMS = 3
+_NAMED_REMEDIES = 3
+
+_FLAGS = """
+--deepspeed zero2.json
+--model_name_or_path Qwen/Qwen2-7B
+--fp16 True
+--per_device_train_batch_size 1
+--gradient_checkpointing True
+--model_max_length 2048
+"""
+_ZERO2 = """{
+  "fp16": {"enabled": "auto"},
+  "train_micro_batch_size_per_gpu": "auto",
+  "gradient_accumulation_steps": "auto",
+  "zero_optimization": {"stage": 2}
+}
+"""
+
+
+class JobExceedsGpu(Rule):
+    """
+    ## What it does
+    Reports a job whose estimated peak per GPU exceeds the GPU by more than the estimate's error
+    (10%) when no rule about one setting explains it: the micro-batch is already 1 (TL101), the model
+    states alone fit (TL108), the sequence is not what fills the GPU (TL106), checkpointing is on
+    (TL102) and no image tiling multiplies the tokens (TL110). It names the largest terms of the
+    estimate and the changes that would make the job fit.
+
+    It needs the same grounding as the other memory rules: a known model, micro-batch and sequence
+    length, and under sharding the ZeRO stage and world size. A verdict that rests on a GPU or world
+    size the user did not state is a warning.
+
+    ## Why is this bad
+    The job cannot start training on this hardware whatever its data: the optimizer step or the
+    first backward pass runs out of memory, after the model has loaded.
+
+    ## Example
+    ```sh
+    deepspeed --num_gpus 8 train.py --deepspeed zero2.json --model_name_or_path Qwen/Qwen2-7B \\
+        --fp16 True --per_device_train_batch_size 1 --gradient_checkpointing True --model_max_length 2048
+    ```
+    On 32 GB V100s, ZeRO-2 still keeps every 16-bit weight on each GPU and a share of the fp32
+    optimizer states. Use instead ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters.
+
+    ## Fix safety
+    Display-only: every remedy (more sharding, offload, LoRA, more GPUs) changes speed, hardware
+    needs or what is trained, and needs a person's choice.
+    """
+
+    code = "TL111"
+    name = "job-exceeds-gpu"
+    severity = Severity.ERROR
+    summary = "The whole training step does not fit the GPU, and no single setting explains it"
+    examples = (
+        Example("a 7B full fine-tune at micro-batch 1 with ZeRO-2 on eight 32 GB V100s",
+                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb")),
+        Example("the same job on 80 GB cards",
+                job(_FLAGS, extra={"zero2.json": _ZERO2}), False, ("--gpu", "a100-80gb")),
+        Example("the same job with its ZeRO stage read from the environment: no verdict",
+                job(_FLAGS.replace("zero2.json", "$DS_CONFIG")), False, ("--gpu", "v100-32gb")),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        if not grounded(run):
+            return
+        current = training_estimate(run, ctx.gpu)
+        if not over_capacity(current) or self._owned(run, ctx):
+            return
+        message = (f"the training step needs about {current.peak_gib:.1f} GiB per GPU "
+                   f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}"
+                   f"{assumption_note(run)}; largest terms: {_largest_terms(current)}")
+        remedies = _remedies(run, ctx)
+        message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
+        fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
+                           at=run.setting("per_device_train_batch_size") or run.setting("model_name_or_path"),
+                           fix=fix)
+
+    @staticmethod
+    def _owned(run: TrainingRun, ctx: CheckContext) -> bool:
+        """Whether a rule about one setting already reports this job."""
+        return any(finding.severity.rank >= Severity.WARNING.rank
+                   for rule in _KNOB_RULES for finding in rule.check(run, ctx))
+
+
+def _largest_terms(current: JobMemoryEstimate) -> str:
+    ranked = sorted(current.breakdown.items(), key=lambda item: -item[1])[:_NAMED_TERMS]
+    return ", ".join(f"{term} {gib:.1f} GiB" for term, gib in ranked)
+
+
+def _remedies(run: TrainingRun, ctx: CheckContext) -> str:
+    fitting: List[str] = []
+    for suggestion in suggestions(run, ctx.gpu):
+        if suggestion.estimate.peak_gib <= suggestion.estimate.capacity_gib:
+            fitting.append(f"{suggestion.description} ({suggestion.estimate.peak_gib:.1f} GiB)")
+        if len(fitting) == _NAMED_REMEDIES:
+            break
+    return "; ".join(fitting)

@@ -1,0 +1,47 @@
+"""Recipe keys that change what a GPU holds, told in the knobs the memory model reads
+(docs/memory-model.md §17): sequence parallelism, a loss that never builds the full logits,
+activation offloading, tiled MLPs, and parallelism the model does not cover."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Mapping, Optional
+
+from trainlint.core import Setting, SourceKind
+from trainlint.knobs import coerce
+from trainlint.resolution.precedence import Candidates
+
+SEQUENCE_PARALLEL = "sequence_parallel_degree"
+FUSED_LOSS = "fused_linear_cross_entropy"
+ACTIVATION_OFFLOAD = "activation_offloading"
+TILED_MLP = "tiled_mlp"
+MODEL_PARALLEL = "model_parallel_degree"
+
+
+def is_on(setting: Optional[Setting]) -> bool:
+    return setting is not None and coerce("gradient_checkpointing", setting.value).value is True
+
+
+def whole(setting: Optional[Setting]) -> Optional[int]:
+    if setting is None:
+        return None
+    value = coerce("max_steps", setting.value).value
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def add_switch(candidates: Candidates, knob: str, setting: Setting, note: str) -> None:
+    candidates.add(knob, replace(setting, value=True, kind=SourceKind.DERIVED, origin=None, via=(setting,), note=note))
+
+
+def add_degree(candidates: Candidates, knob: str, written: Mapping[str, Setting], keys: Iterable[str]) -> None:
+    """The largest degree any of `keys` writes (they are aliases of one another across versions)."""
+    found = [(whole(written.get(key)), written.get(key), key) for key in keys]
+    found = [(degree, setting, key) for degree, setting, key in found if degree is not None and degree > 1]
+    if not found:
+        return
+    degree, setting, key = max(found, key=lambda item: item[0])
+    candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key))
+
+
+def plugins(written: Mapping[str, Setting]) -> Iterable[Setting]:
+    return (setting for key, setting in written.items()
+            if (key == "plugins" or key.startswith("plugins.")) and isinstance(setting.value, str))
