@@ -6,6 +6,7 @@ from typing import List
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import Flow, Launch
+from trainlint.readers.shell.positions import LineIndex
 from trainlint.readers.shell.recovery import ParsedScript, error_nodes
 from trainlint.readers.shell.syntax import shorten
 from trainlint.readers.shell.values import Doc, Node, Span
@@ -24,15 +25,18 @@ class ReaderBase:
 
     def __init__(self, source: SourceText) -> None:
         self.source = source
+        self.lines = LineIndex(source.path, source.data)
         self.diagnostics: List[Diagnostic] = []
         self.flows: List[Flow] = []
         self.launches: List[Launch] = []
         self.called_functions: set = set()
         self.reported_continuations: set = set()
         self.masked_expansions: set = set()  # spans of `${...}` tree-sitter could not parse
+        self.nesting = 0  # statements being interpreted inside one another
+        self.function_calls = 0  # every call followed so far, against MAX_FUNCTION_CALLS
 
     def _origin(self, span: Span) -> Origin:
-        return self.source.origin(span[0], span[1])
+        return self.lines.origin(span[0], span[1])
 
     def _node_span(self, doc: Doc, node: Node) -> Span:
         return doc.span(node.start_byte, node.end_byte)

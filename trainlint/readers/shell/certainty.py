@@ -13,6 +13,7 @@ tree-sitter cannot parse and read the rest of the file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -25,6 +26,8 @@ _CLOSERS = {b"fi": ("then", "else"), b"done": ("do",), b"esac": ("case-body", "c
 _CLOSER_OPENS = {b"fi": "if ... then", b"done": "do", b"esac": "case"}
 _RESERVED = frozenset(_OPENERS) | frozenset(_CLOSERS) | {b"then", b"do", b"elif", b"else", b"{", b"}", b"[[", b"!",
                                                           b"time", b"function", b"in"}
+_PLAIN_RUN = re.compile(rb"(?:[ \t\r]+|\\\n|[^ \t\r\n;&|()<>\\'\"`$#{}][^ \t\r\n;&|()<>\\'\"`$]*)+")
+_CLOSING_WORDS = frozenset(_CLOSERS) | {b"}"}
 _OPENER_TEXT = {"loop": "while/for", "then": "if", "else": "if", "elif": "if", "do": "do", "case-body": "case",
                 "case-pattern": "case"}
 
@@ -64,6 +67,7 @@ class _Scanner(WordScanner):
         command_start = True
         can_define = False  # the last token may name a function: `name ()`
         naming_function = False  # the word after `function`
+        after_closer = False
         while True:
             if self.pos >= size:
                 if compounds:
@@ -72,8 +76,15 @@ class _Scanner(WordScanner):
                 if opener is not None:
                     self.unclosed(data[opener : opener + 2].decode().rstrip("(") + "(", opener)
                 return
-            char = data[self.pos : self.pos + 1]
             kind = compounds[-1][0] if compounds else None
+            # words that cannot be reserved words: not at a command's start, after a closer, or in a `case` head
+            if not (command_start or after_closer or naming_function or kind in ("case", "case-pattern")) \
+                    and self.skip_plain_words():
+                can_define = False
+                continue
+            char = data[self.pos : self.pos + 1]
+            if char not in (b" ", b"\t", b"\r"):
+                after_closer, was_after_closer = False, after_closer
             if char in (b" ", b"\t", b"\r"):
                 self.pos += 1
                 continue
@@ -124,14 +135,31 @@ class _Scanner(WordScanner):
                         command_start = False
                 elif naming_function:
                     command_start, can_define, naming_function = True, True, False
-                elif command_start:
+                elif command_start or (was_after_closer and word in _CLOSING_WORDS):
+                    # a reserved word right after `}`/`fi`/`done` is still read as one: `{ { echo; } }`
                     command_start = self.keyword(word, word_start, compounds, depth)
                     can_define = not command_start and word not in _RESERVED
                     naming_function = word == b"function"
+                    after_closer = word in _CLOSING_WORDS
+                    continue
                 else:
                     can_define = False
                     if kind == "case" and word == b"in":
                         compounds[-1] = ("case-pattern", compounds[-1][1])
+
+    def skip_plain_words(self) -> bool:
+        """Skips blanks, continuations and words without quotes or expansions (the arguments of a long command
+        line) at once. The last word stays when a `(` follows it: `NAME=(` opens an array."""
+        match = _PLAIN_RUN.match(self.data, self.pos)
+        if match is None:
+            return False
+        end = match.end()
+        if self.data[end : end + 1] == b"(":
+            end = max(self.data.rfind(blank, self.pos, end) for blank in (b" ", b"\t", b"\r", b"\n")) + 1
+        if end <= self.pos:
+            return False
+        self.pos = end
+        return True
 
     def separator(self, compounds: List[Tuple[str, int]]) -> None:
         data = self.data
