@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List
 
-from trainlint.core import Diagnostic, Origin
+from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import Flow, Launch
-from trainlint.readers.shell.syntax import node_text, shorten
+from trainlint.readers.shell.positions import LineIndex
+from trainlint.readers.shell.recovery import ParsedScript, error_nodes
+from trainlint.readers.shell.syntax import shorten
 from trainlint.readers.shell.values import Doc, Node, Span
 from trainlint.readers.source import SourceText
+
+_MASK_EFFECT = {
+    "expansion": "its value is unknown",
+    "here-doc": "the here-doc is skipped",
+    "backslash": "the command ends at the end of the file",
+    "escaped": "the test it is part of is not evaluated",
+}
 
 
 class ReaderBase:
@@ -16,14 +25,18 @@ class ReaderBase:
 
     def __init__(self, source: SourceText) -> None:
         self.source = source
+        self.lines = LineIndex(source.path, source.data)
         self.diagnostics: List[Diagnostic] = []
         self.flows: List[Flow] = []
         self.launches: List[Launch] = []
         self.called_functions: set = set()
         self.reported_continuations: set = set()
+        self.masked_expansions: set = set()  # spans of `${...}` tree-sitter could not parse
+        self.nesting = 0  # statements being interpreted inside one another
+        self.function_calls = 0  # every call followed so far, against MAX_FUNCTION_CALLS
 
     def _origin(self, span: Span) -> Origin:
-        return self.source.origin(span[0], span[1])
+        return self.lines.origin(span[0], span[1])
 
     def _node_span(self, doc: Doc, node: Node) -> Span:
         return doc.span(node.start_byte, node.end_byte)
@@ -31,31 +44,33 @@ class ReaderBase:
     def _outer_text(self, span: Span) -> str:
         return self.source.data[span[0] : span[1]].decode("utf-8", errors="replace")
 
-    def _report_syntax_errors(self, doc: Doc) -> None:
-        found: List[Tuple[int, Diagnostic]] = []
-        stack = [doc.root]
-        while stack:
-            node = stack.pop()
+    def _report_parse_problems(self, parsed: ParsedScript, doc: Doc) -> None:
+        """A syntax error only where bash rejects the file; what only tree-sitter fails on is unmodelled."""
+        error = parsed.verdict.error
+        if error is not None:
+            origin = self._origin(doc.span(error.offset, error.offset + 1))
+            message = (
+                f"bash syntax error at line {origin.line}, column {origin.column}: {error.message}; "
+                "the rest was read as far as it parsed"
+            )
+            self.diagnostics.append(Diagnostic(DiagnosticKind.SYNTAX_ERROR, message, self.source.path, origin))
+            return
+        for mask in parsed.masks:
+            span = doc.span(*mask.span)
+            text = shorten(self._outer_text(span), 40)
+            self._unmodelled(f"tree-sitter-bash cannot parse `{text}`, which bash accepts; "
+                             f"{_MASK_EFFECT[mask.what]}", span)
+        for node in error_nodes(doc.root):
+            span = self._node_span(doc, node)
             if node.is_missing:
-                origin = self._origin(self._node_span(doc, node))
-                message = (
-                    f"bash syntax error at line {origin.line}, column {origin.column}: missing "
-                    f"`{node.type}`; the rest was read as far as it parsed"
-                )
-                found.append((origin.start_byte, Diagnostic("syntax-error", message, self.source.path, origin)))
-            elif node.type == "ERROR":
-                origin = self._origin(self._node_span(doc, node))
-                message = (
-                    f"bash syntax error at line {origin.line}, column {origin.column}: cannot parse "
-                    f"`{shorten(node_text(doc, node), 40)}`; the rest was read as far as it parsed"
-                )
-                found.append((origin.start_byte, Diagnostic("syntax-error", message, self.source.path, origin)))
-            elif node.has_error:
-                stack.extend(node.children)
-        self.diagnostics.extend(diagnostic for _, diagnostic in sorted(found, key=lambda item: item[0]))
+                what = f"a missing `{node.type}` here"
+            else:
+                what = f"`{shorten(self._outer_text(span), 40)}`" if span[1] > span[0] else "the end of the file"
+            self._unmodelled(f"tree-sitter-bash cannot parse {what}, which bash accepts; values it touches are "
+                             "unknown and the rest was read as far as it parsed", span)
 
     def _unmodelled(self, message: str, span: Span) -> None:
         origin = self._origin(span)
-        diagnostic = Diagnostic("unmodelled-construct", message, self.source.path, origin)
+        diagnostic = Diagnostic(DiagnosticKind.UNMODELLED_CONSTRUCT, message, self.source.path, origin)
         if diagnostic not in self.diagnostics:
             self.diagnostics.append(diagnostic)

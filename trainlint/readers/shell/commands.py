@@ -12,6 +12,9 @@ from trainlint.readers.shell.syntax import adjacent_groups, node_text
 from trainlint.readers.shell.values import Binding, Ctx, Node, Piece, State, Word
 
 MAX_FUNCTION_DEPTH = 8
+MAX_FUNCTION_CALLS = 500
+# Far more than any launcher passes; keeps reading a generated command of megabytes within a second or so.
+MAX_COMMAND_WORDS = 5000
 
 
 class CommandsMixin(ReaderBase):
@@ -33,6 +36,11 @@ class CommandsMixin(ReaderBase):
         prefixes: List[List[Node]] = []
         words: List[Word] = []
         for group in adjacent_groups(parts):
+            if len(words) >= MAX_COMMAND_WORDS:
+                span = ctx.doc.span(group[0].start_byte, parts[-1].end_byte)
+                self._unmodelled(f"the command has more than {MAX_COMMAND_WORDS} words; the rest of it is not read",
+                                 span)
+                break
             if not words and group[0].type == "variable_assignment":
                 prefixes.append(group)
             else:
@@ -44,10 +52,8 @@ class CommandsMixin(ReaderBase):
             return
         prefix_env = self._prefix_env(prefixes, ctx, state)
         name = words[0].known
-        if name in state.functions and ctx.function_depth < MAX_FUNCTION_DEPTH:
-            body, doc = state.functions[name]
-            self.called_functions.add(name)
-            self._call_body(body, replace(ctx, doc=doc, function_depth=ctx.function_depth + 1), state)
+        if name in state.functions:
+            self._call_function(name, node, ctx, state)
             return
         if name in ("cd", "pushd", "popd"):
             self._change_directory(name, words[1:], state)
@@ -61,6 +67,25 @@ class CommandsMixin(ReaderBase):
                 state.sourced = tuple(dict.fromkeys(state.sourced + (f"`{label}`",)))
             return
         self._maybe_launch(node, words, prefix_env, ctx, state)
+
+    def _call_function(self, name: str, node: Node, ctx: Ctx, state: State) -> None:
+        """Follows a call into the function's body, within a depth and a total number of calls: functions
+        that each call the next several times would otherwise take exponential time."""
+        self.called_functions.add(name)
+        if ctx.function_depth >= MAX_FUNCTION_DEPTH:
+            self._unmodelled(f"the call to `{name}` is not followed: calls nest more than {MAX_FUNCTION_DEPTH} deep; "
+                             "what it sets and launches is not read", self._node_span(ctx.doc, node))
+            return
+        if self.function_calls >= MAX_FUNCTION_CALLS:
+            if self.function_calls == MAX_FUNCTION_CALLS:  # said once: every later call is skipped the same way
+                self.function_calls += 1
+                self._unmodelled(f"the script makes more than {MAX_FUNCTION_CALLS} function calls; from this call "
+                                 f"to `{name}` on, calls are not followed and what they set and launch is not read",
+                                 self._node_span(ctx.doc, node))
+            return
+        self.function_calls += 1
+        body, doc = state.functions[name]
+        self._call_body(body, replace(ctx, doc=doc, function_depth=ctx.function_depth + 1), state)
 
     def _prefix_env(self, prefixes: Sequence[List[Node]], ctx: Ctx, state: State) -> Dict[str, Setting]:
         env: Dict[str, Setting] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from trainlint.core import Diagnostic
+from trainlint.core import Diagnostic, DiagnosticKind
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.syntax import node_text, shorten
 from trainlint.readers.shell.values import Ctx, Doc, Node
@@ -94,4 +94,4 @@ class ContinuationsMixin(ReaderBase):
             )
         else:
             message += " and receives a stray ' ' argument; any flag added below it would be silently dropped"
-        self.diagnostics.append(Diagnostic("broken-line-continuation", message, self.source.path, origin))
+        self.diagnostics.append(Diagnostic(DiagnosticKind.BROKEN_LINE_CONTINUATION, message, self.source.path, origin))

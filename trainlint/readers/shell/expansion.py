@@ -89,8 +89,14 @@ class ExpansionMixin(ReaderBase):
         self._record_flows(binding, span)
         return binding, []
 
+    def _masked(self, span: Span) -> List[Piece]:
+        token = shorten(self._outer_text(span), 40)
+        return self._unmodelled_piece(f"`{token}` is not bash that trainlint can read", span)
+
     def _simple_expansion(self, node: Node, ctx: Ctx, state: State, in_dquote: bool) -> List[Piece]:
         span = ctx.doc.span(effective_start(ctx.doc, node), node.end_byte)
+        if span in self.masked_expansions:
+            return self._masked(span)
         name_node = node.named_children[0] if node.named_children else None
         name = node_text(ctx.doc, name_node) if name_node is not None else ""
         binding, explained = self._lookup(name, span, state, in_dquote, node_text(ctx.doc, node))
@@ -103,6 +109,8 @@ class ExpansionMixin(ReaderBase):
     def _expansion(self, node: Node, ctx: Ctx, state: State, in_dquote: bool) -> List[Piece]:
         doc = ctx.doc
         span = doc.span(effective_start(doc, node), node.end_byte)
+        if span in self.masked_expansions:
+            return self._masked(span)
         token = node_text(doc, node).strip()
         children = [child for child in node.children if child.type not in ("${", "}")]
         prefix = ""

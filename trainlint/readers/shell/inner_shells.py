@@ -7,7 +7,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from trainlint.core import Setting, Unknown
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.launches import basename
-from trainlint.readers.shell.syntax import EXPANSION_TYPES, effective_start, literal, parse
+from trainlint.readers.shell.recovery import ParsedScript, parse_script
+from trainlint.readers.shell.syntax import EXPANSION_TYPES, effective_start, literal
 from trainlint.readers.shell.values import Binding, Ctx, Doc, Piece, State, Word
 
 MAX_SHELL_DEPTH = 4
@@ -71,13 +72,14 @@ class InnerShellsMixin(ReaderBase):
             span = ctx.doc.span(command_word.nodes[0].start_byte, command_word.nodes[-1].end_byte)
             self._unmodelled(f"the command string of `{label}` is built from values trainlint cannot resolve", span)
             return
-        doc, sees_everything = built
+        doc, sees_everything, parsed = built
         inner_state = inner_shell_state(state, env, sees_everything, label)
-        self._report_syntax_errors(doc)
+        self.masked_expansions.update(doc.span(*mask.span) for mask in parsed.masks if mask.what == "expansion")
+        self._report_parse_problems(parsed, doc)
         inner_ctx = Ctx(doc, wrapper, ctx.function_depth, ctx.shell_depth + 1, label, ctx.wrapper_args)
         self._exec(doc.root, inner_ctx, inner_state)
 
-    def _inner_doc(self, word: Word, ctx: Ctx, state: State) -> Optional[Tuple[Doc, bool]]:
+    def _inner_doc(self, word: Word, ctx: Ctx, state: State) -> Optional[Tuple[Doc, bool, ParsedScript]]:
         """The command string as the inner shell reads it, each byte mapped to the outer file.
 
         Returns the document and whether the inner shell sees every outer variable (True when the outer
@@ -121,5 +123,5 @@ class InnerShellsMixin(ReaderBase):
                 return None
             add_pieces(word.pieces)
             sees_everything = False
-        tree = parse(bytes(data))
-        return Doc(bytes(data), tree.root_node, tuple(starts), tuple(ends)), sees_everything
+        parsed = parse_script(bytes(data))
+        return Doc(parsed.data, parsed.tree.root_node, tuple(starts), tuple(ends)), sees_everything, parsed

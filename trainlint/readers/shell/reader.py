@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Tuple, Union
 
-from trainlint.core import Diagnostic, Origin
+from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import Launch, ShellScript
 from trainlint.readers.shell.arithmetic import ArithmeticMixin
 from trainlint.readers.shell.assignments import AssignmentsMixin
@@ -15,9 +15,9 @@ from trainlint.readers.shell.continuations import ContinuationsMixin
 from trainlint.readers.shell.expansion import ExpansionMixin
 from trainlint.readers.shell.inner_shells import InnerShellsMixin
 from trainlint.readers.shell.launches import LaunchesMixin
+from trainlint.readers.shell.recovery import parse_script
 from trainlint.readers.shell.slurm import SlurmMixin
 from trainlint.readers.shell.statements import StatementsMixin
-from trainlint.readers.shell.syntax import parse
 from trainlint.readers.shell.values import Ctx, Doc, State
 from trainlint.readers.shell.words import WordsMixin
 from trainlint.readers.source import read_source
@@ -31,7 +31,8 @@ def read_shell(path: Union[str, Path]) -> ShellScript:
     try:
         return ShellReader(source).read()
     except RecursionError:  # pathological nesting: report it instead of crashing
-        diagnostic = Diagnostic("unmodelled-construct", f"{source.path} nests too deeply to be read", source.path)
+        diagnostic = Diagnostic(DiagnosticKind.UNMODELLED_CONSTRUCT, f"{source.path} nests too deeply to be read",
+                                source.path)
         return ShellScript(path=source.path, launches=(), diagnostics=(diagnostic,))
 
 
@@ -50,9 +51,10 @@ class ShellReader(
     """Reads one script: each concern is a mixin; they share the state of `ReaderBase`."""
 
     def read(self) -> ShellScript:
-        tree = parse(self.source.data)
-        doc = Doc(self.source.data, tree.root_node)
-        self._report_syntax_errors(doc)
+        parsed = parse_script(self.source.data)
+        doc = Doc(parsed.data, parsed.tree.root_node)
+        self.masked_expansions = {mask.span for mask in parsed.masks if mask.what == "expansion"}
+        self._report_parse_problems(parsed, doc)
         sbatch = self._read_sbatch(doc)
         state = State()
         ctx = Ctx(doc)

@@ -10,6 +10,9 @@ from trainlint.readers.shell.merging import adopt, merge
 from trainlint.readers.shell.syntax import EXPANSION_TYPES, adjacent_groups, node_text
 from trainlint.readers.shell.values import Binding, Ctx, Node, Piece, State, Word, store
 
+# Deeper than any launcher, and shallow enough for Python's recursion limit (a level takes a few frames).
+MAX_NESTING = 100
+
 
 def split_clause(node: Node) -> Tuple[List[Node], List[Node], List[Node]]:
     conditions: List[Node] = []
@@ -30,6 +33,17 @@ class StatementsMixin(ReaderBase):
     """Walks the tree statement by statement; a branch that may or may not run is merged into the state."""
 
     def _exec(self, node: Node, ctx: Ctx, state: State) -> None:
+        if self.nesting >= MAX_NESTING:
+            self._unmodelled(f"statements nest more than {MAX_NESTING} levels deep here; what is inside is not read",
+                             self._node_span(ctx.doc, node))
+            return
+        self.nesting += 1
+        try:
+            self._exec_statement(node, ctx, state)
+        finally:
+            self.nesting -= 1
+
+    def _exec_statement(self, node: Node, ctx: Ctx, state: State) -> None:
         kind = node.type
         if kind in ("program", "compound_statement", "do_group", "ERROR"):
             for child in node.named_children:
@@ -76,12 +90,15 @@ class StatementsMixin(ReaderBase):
             self._scan(node, ctx, state)
 
     def _scan(self, node: Node, ctx: Ctx, state: State) -> None:
-        """Evaluate every expansion under `node` only to record its flows."""
-        if node.type in EXPANSION_TYPES:
-            self._pieces(node, ctx, state, in_dquote=True)
-            return
-        for child in node.children:
-            self._scan(child, ctx, state)
+        """Evaluate every expansion under `node` only to record its flows (in file order, without recursion:
+        the node may be a deeply nested part tree-sitter could not parse)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in EXPANSION_TYPES:
+                self._pieces(current, ctx, state, in_dquote=True)
+            else:
+                stack.extend(reversed(current.children))
 
     def _exec_branch(self, nodes: Sequence[Node], ctx: Ctx, state: State) -> State:
         branch = state.copy()

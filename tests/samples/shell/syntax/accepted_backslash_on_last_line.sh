@@ -1,0 +1,5 @@
+#!/bin/bash
+BATCH=4
+python finetune.py \
+    --per_device_train_batch_size $BATCH \
+    --output_dir out \

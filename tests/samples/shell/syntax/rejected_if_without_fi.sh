@@ -1,0 +1,4 @@
+#!/bin/bash
+if [ -z "$BATCH" ]; then
+    BATCH=4
+python finetune.py --per_device_train_batch_size $BATCH

@@ -1,0 +1,102 @@
+"""The shell reader stays fast and says what it skipped, whatever the script: functions that call each other
+many times, one command continued over megabytes, statements nested thousands deep."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from trainlint.core import DiagnosticKind
+from trainlint.readers.facts import ShellScript
+from trainlint.readers.shell import read_shell
+
+BUDGET_SECONDS = 2.0
+
+
+def read_timed(tmp_path: Path, text: str) -> ShellScript:
+    path = tmp_path / "run.sh"
+    path.write_text(text)
+    started = time.perf_counter()
+    script = read_shell(path)
+    elapsed = time.perf_counter() - started
+    assert elapsed < BUDGET_SECONDS, f"reading took {elapsed:.1f} s"
+    return script
+
+
+def unmodelled(script: ShellScript) -> list:
+    return [d for d in script.diagnostics if d.kind == DiagnosticKind.UNMODELLED_CONSTRUCT]
+
+
+def nested_functions(levels: int, calls: int) -> str:
+    """`step_k` calls `step_{k-1}` `calls` times: calls**levels launches if every call were followed."""
+    lines = ["#!/bin/bash", "step_0() { deepspeed finetune.py --per_device_train_batch_size $BATCH; }"]
+    for level in range(1, levels + 1):
+        lines.append(f"step_{level}() {{ " + f"step_{level - 1}; " * calls + "}")
+    lines += ["BATCH=4", f"step_{levels}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_function_calls_that_multiply_are_bounded_and_reported(tmp_path):
+    text = nested_functions(levels=7, calls=6)
+    assert len(text) < 600
+    script = read_timed(tmp_path, text)
+    (launch,) = script.launches
+    assert launch.launcher == "deepspeed"
+    (skipped,) = unmodelled(script)
+    assert "function calls" in skipped.message and skipped.origin is not None
+
+
+def test_calls_nested_deeper_than_followed_are_reported(tmp_path):
+    script = read_timed(tmp_path, nested_functions(levels=10, calls=1))
+    assert any("nest more than" in d.message for d in unmodelled(script))
+
+
+def continued_command(flags: int) -> str:
+    lines = "".join(f"    --option_{index} value_{index} \\\n" for index in range(flags))
+    return "#!/bin/bash\ntorchrun --nproc_per_node 8 finetune.py \\\n" + lines + "    --output_dir out\n"
+
+
+def test_a_two_megabyte_continued_command_is_read_in_bounded_time(tmp_path):
+    text = continued_command(70_000)
+    assert len(text) > 2_000_000
+    script = read_timed(tmp_path, text)
+    (launch,) = script.launches
+    assert launch.script_args[0].value == "--option_0" and launch.script_args[1].value == "value_0"
+    (cut,) = unmodelled(script)
+    assert "more than" in cut.message and cut.origin.line > 1000
+
+
+def test_reading_a_continued_command_grows_linearly(tmp_path):
+    def seconds(flags: int) -> float:
+        (tmp_path / "run.sh").write_text(continued_command(flags))
+        runs = []
+        for _ in range(3):  # the fastest of three: the machine may be busy with something else
+            started = time.perf_counter()
+            read_shell(tmp_path / "run.sh")
+            runs.append(time.perf_counter() - started)
+        return min(runs)
+
+    seconds(200)  # warm up the parser
+    small, large = seconds(1_000), seconds(2_400)
+    assert large < 2 * 2.4 * small + 0.05, (small, large)  # quadratic work would take about 2.4**2 times
+
+
+@pytest.mark.parametrize("opening, middle, closing, launch_read", [
+    ("{ ", "echo hi; ", "} ", True),
+    ("if true; then ", "echo hi; ", "fi; ", True),
+    ("while true; do ", "echo hi; ", "done; ", True),
+    # tree-sitter-bash itself gives up on these; what it could not parse is reported
+    ("(", "echo hi", ")", False),
+    ("$(", "echo hi", ")", False),
+])
+def test_deep_nesting_is_reported_not_dropped(tmp_path, opening, middle, closing, launch_read):
+    launch_line = "deepspeed finetune.py --per_device_train_batch_size $BATCH\n"
+    text = "BATCH=4\n" + opening * 5000 + middle + closing * 5000 + "\n" + launch_line
+    script = read_timed(tmp_path, text)
+    assert unmodelled(script), script.diagnostics
+    assert all(d.path.endswith("run.sh") for d in script.diagnostics)
+    assert not any(d.kind == DiagnosticKind.SYNTAX_ERROR for d in script.diagnostics)
+    if launch_read:
+        (launch,) = script.launches
+        assert launch.script_args[-1].value == "4"
