@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterator, Mapping, Optional, Union
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import ConfigFile
 
 MAX_BYTES = 8 * 1024 * 1024
+
+# Contents that stand in for files on disk while a block runs (`fix --diff` lints its rounds in
+# memory). Keyed by resolved path; a context variable, so it is scoped to the block that sets it.
+_OVERLAY: ContextVar[Optional[Mapping[Path, bytes]]] = ContextVar("trainlint_reading_overlay", default=None)
+
+
+@contextlib.contextmanager
+def reading_overlay(contents: Mapping[Path, bytes]) -> Iterator[None]:
+    """While the block runs, `read_source` of a path in `contents` returns those bytes."""
+    token = _OVERLAY.set({safe_resolve(path): data for path, data in contents.items()})
+    try:
+        yield
+    finally:
+        _OVERLAY.reset(token)
+
+
+def overlaid_bytes(path: Union[str, Path]) -> Optional[bytes]:
+    """The bytes `reading_overlay` gives `path`, or None when it gives none."""
+    overlay = _OVERLAY.get()
+    return overlay.get(safe_resolve(path)) if overlay else None
 
 
 @dataclass(frozen=True)
@@ -132,7 +154,9 @@ def read_source(path: Union[str, Path]) -> Union[SourceText, Diagnostic]:
     if refusal is not None:
         return refusal
     try:
-        data = _read_regular(path, shown, MAX_BYTES)
+        data = overlaid_bytes(path)
+        if data is None:
+            data = _read_regular(path, shown, MAX_BYTES)
     except FileNotFoundError:
         return Diagnostic(DiagnosticKind.MISSING_FILE, f"{shown} does not exist", shown)
     except IsADirectoryError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
 from trainlint.core import Diagnostic, DiagnosticKind, TrainingRun
 from trainlint.graph import SettingsGraph
@@ -32,6 +32,8 @@ class Scan:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     graph: SettingsGraph = field(default_factory=SettingsGraph)
     scanned: List[str] = field(default_factory=list)
+    # Resolved path -> the stamp of the file when the scan read it (see Workspace.stamps).
+    stamps: Dict[Path, Tuple[int, ...]] = field(default_factory=dict)
 
 
 def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[Path], List[Diagnostic]]:
@@ -133,6 +135,7 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
         if run is not None:
             result.runs.append(run)
     result.graph = SettingsGraph.from_runs(result.runs, flows)
+    result.stamps = dict(workspace.stamps)
     return result
 
 

@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, TypeVar
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from trainlint.core import Diagnostic, DiagnosticKind, Setting, SourceKind, Unknown
 from trainlint.readers.deepspeed import read_json_config
@@ -104,6 +104,9 @@ class Workspace:
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
+        # Each file read, as it was when read (device, inode, size, mtime, ctime): a fix refuses to
+        # write a file that has changed since.
+        self.stamps: Dict[Path, Tuple[int, ...]] = {}
 
     # ------------------------------------------------------------ confinement
     def confine_to(self, paths: Sequence[Path]) -> None:
@@ -159,7 +162,8 @@ class Workspace:
             if problem is not None:
                 cache[key] = refused(problem)
             else:
-                self._bytes_read += os.stat(path).st_size
+                self.stamps[key] = file_stamp(path)
+                self._bytes_read += self.stamps[key][2]
                 cache[key] = reader(path)
         return cache[key]
 
@@ -230,6 +234,11 @@ class Workspace:
         allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
         found = resolve_import(dotted, str(importer), [str(d) for d in allowed])
         return Path(found) if found else None
+
+
+def file_stamp(path: Path) -> Tuple[int, ...]:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _exists(path: Path) -> bool:
