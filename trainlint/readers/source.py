@@ -80,6 +80,19 @@ def display_path(path: Union[str, Path]) -> str:
         return str(p)
 
 
+def named_path(path: Union[str, Path]) -> str:
+    """Like `display_path`, but a symbolic link is named as written, not by where it leads (a
+    link to /dev/zero is reported as the link in the tree)."""
+    p = Path(path)
+    if not p.name:
+        return display_path(p)
+    named = safe_resolve(p.parent) / p.name
+    try:
+        return str(named.relative_to(safe_resolve(Path.cwd())))
+    except ValueError:
+        return str(named)
+
+
 _FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 

@@ -19,7 +19,7 @@ from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.python import read_python, resolve_import
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
-from trainlint.readers.source import MAX_BYTES, display_path, not_regular, safe_resolve
+from trainlint.readers.source import MAX_BYTES, display_path, named_path, not_regular, safe_resolve
 from trainlint.readers.yaml import read_yaml_config
 
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
@@ -126,14 +126,17 @@ class Workspace:
     def refusal(self, path: Path) -> Optional[Diagnostic]:
         """Why `path` is not read (outside the tree, not a regular file, too large, the scan's budget
         spent), or None when it may be read."""
-        shown = display_path(path)
-        if not self.allow_outside_reads and not self.inside(path):
-            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
-                              f"{shown} is outside the scanned tree (or in version-control metadata); it was not "
-                              "read and its settings are unknown (allow it with --allow-outside-reads)", shown)
+        shown = named_path(path)
         problem = not_regular(path, shown)
-        if problem is not None:
+        outside = not self.allow_outside_reads and not self.inside(path)
+        # Outside the tree, even whether a file exists is not for the tree to learn: unknown, not missing.
+        if problem is not None and not (outside and problem.kind == DiagnosticKind.MISSING_FILE):
             return problem
+        if outside:
+            leads = f" (it leads to {safe_resolve(path)})" if os.path.islink(path) else ""
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+                              f"{shown} is outside the scanned tree (or in version-control metadata){leads}; it was "
+                              "not read and its settings are unknown (allow it with --allow-outside-reads)", shown)
         size = os.stat(path).st_size
         if size > self.bounds.file_bytes:
             return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
@@ -156,7 +159,7 @@ class Workspace:
             try:
                 problem = self.refusal(path)
             except OSError as err:
-                shown = display_path(path)
+                shown = named_path(path)
                 problem = Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"cannot read {shown}: {err.strerror or err}",
                                      shown)
             if problem is not None:
