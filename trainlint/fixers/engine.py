@@ -197,6 +197,10 @@ class _MemoryFiles:
         with reading_overlay(self.contents):
             return lint()
 
+    def plan(self, result: LintResult, unsafe: bool) -> List[PlannedFix]:
+        with reading_overlay(self.contents):  # the planner re-reads launchers too
+            return plan_fixes(result, unsafe, self.read)
+
     def commit(self, contents: Dict[Path, bytes], originals: Dict[Path, bytes], scan_stamps) -> None:
         for path, data in contents.items():
             self.contents[safe_resolve(path)] = data
@@ -220,6 +224,10 @@ class _DiskFiles:
     @staticmethod
     def lint(lint: Callable[[], LintResult]) -> LintResult:
         return lint()
+
+    @staticmethod
+    def plan(result: LintResult, unsafe: bool) -> List[PlannedFix]:
+        return plan_fixes(result, unsafe, read_disk)
 
     def _tree(self, paths: Sequence[Path]) -> List[Path]:
         if self.roots is None:
@@ -295,7 +303,7 @@ class FixSession:
         current: Dict[Path, bytes] = {}
         try:
             for _ in range(self.max_rounds):
-                chosen = choose(plan_fixes(result, self.unsafe, files.read), self.unsafe)
+                chosen = choose(files.plan(result, self.unsafe), self.unsafe)
                 if not chosen:
                     break
                 pending = rewrite(chosen, files.read)
@@ -327,7 +335,7 @@ class FixSession:
         outcome.files_changed = sorted(changed)
         outcome.result = result
         outcome.after = _effective_batches(result)
-        outcome.left = plan_fixes(result, self.unsafe, files.read)
+        outcome.left = files.plan(result, self.unsafe)
         notes = getattr(files, "notes", [])
         if notes and outcome.error is None:
             outcome.notes = list(notes)
