@@ -19,7 +19,7 @@ from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.python import read_python, resolve_import
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
-from trainlint.readers.source import MAX_BYTES, display_path, named_path, not_regular, safe_resolve
+from trainlint.readers.source import MAX_BYTES, named_path, not_regular, safe_resolve
 from trainlint.readers.yaml import read_yaml_config
 
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
