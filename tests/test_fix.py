@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import MOE_LLAVA, SAMPLES, write_tree
 from trainlint.checks._examples import TRAIN_PY, job
 from trainlint.core import Applicability, Edit, Finding, Fix, Severity
-from trainlint.fixers.atomic import write_atomically
+from trainlint.fixers import transaction
 from trainlint.fixers.edits import apply_edits, collide, origin_of
 from trainlint.fixers.engine import FixSession, plan_fixes, rewrite, with_planned_edits
 from trainlint.fixers.planner import PlannedFix
@@ -327,23 +327,26 @@ def test_a_failure_while_writing_several_files_leaves_every_file_as_it_was(tmp_p
     write_tree(tmp_path, job(MOE_FLAGS, extra={"zero2.json": ZERO2_MOE}))
     before = snapshot(tmp_path)
     calls = []
+    stage = transaction._stage_file
 
-    def failing_writer(path: Path, data: bytes) -> None:
-        calls.append(path)
+    def failing_stage(target, name: str) -> None:
+        calls.append(name)
         if len(calls) == 2:
             raise OSError("disk full")
-        write_atomically(path, data)
+        stage(target, name)
 
     def again():
         return lint([Path(".")], make_target("a100-40gb"), Selection(("TL101",)), preserve_effective_batch=True)
 
-    outcome = FixSession(again, unsafe=False, preserve=True, writer=failing_writer).run()
-    # One fix edits the launcher and the DeepSpeed config: the first file was written, the second
-    # write failed, and the first got its old bytes back.
+    monkeypatch.setattr(transaction, "_stage_file", failing_stage)
+    outcome = FixSession(again, unsafe=False, preserve=True).run()
+    # One fix edits the launcher and the DeepSpeed config: the first file was staged, staging the
+    # second failed, and nothing was written (no staged file is left either).
     assert len(calls) == 2
     assert outcome.error and "disk full" in outcome.error
     assert snapshot(tmp_path) == before
     assert not outcome.applied
+    monkeypatch.setattr(transaction, "_stage_file", stage)
     outcome = FixSession(again, unsafe=False, preserve=True).run()
     assert outcome.files_changed == ["finetune.sh", "zero2.json"] and outcome.error is None
     assert len(outcome.history) == 1

@@ -30,10 +30,12 @@ from trainlint.changed import ChangedFilesError, git_changed_files, repository_o
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
 from trainlint.fixers.engine import FixOutcome, FixSession, with_planned_edits
+from trainlint.fixers.journal import recover_paths
 from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
 from trainlint.linter import lint as _lint
 from trainlint.memory import Gpu, Suggestion, suggestions
 from trainlint.resolution import Scan
+from trainlint.resolution.workspace import Workspace
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -102,7 +104,8 @@ def _selection(settings: Settings) -> Selection:
 
 def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False) -> LintResult:
     return _lint(list(paths), target_of(settings), _selection(settings), tuple(settings.exclude),
-                 preserve_effective_batch=preserve)
+                 preserve_effective_batch=preserve,
+                 workspace=Workspace(allow_outside_reads=settings.allow_outside_reads))
 
 
 # --- changed-files mode --------------------------------------------------------------------------
@@ -193,6 +196,7 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
     `diff_base`: report every job that reads a file changed since the merge base with this git ref.
     `changed`: `paths` are changed files; their repositories are scanned for the jobs that read one.
     `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out."""
+    recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
     result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed)
     baselined: List[Finding] = []
@@ -224,7 +228,7 @@ def write_baseline(path: PathLike, findings: Iterable[Finding]) -> int:
 
 @dataclass(frozen=True)
 class FixResult:
-    """What `trainlint fix` did (or, with `preview`, would do in its first round)."""
+    """What `trainlint fix` did (or, with `preview`, would do: every round, computed in memory)."""
 
     outcome: FixOutcome
     settings: Settings
@@ -259,7 +263,8 @@ def fix(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *, 
         changed: bool = False) -> FixResult:
     """Apply the fixes of the findings under `paths` until none is left (at most a few rounds, every
     file written atomically, the jobs read again after each round). `unsafe` also applies fixes that
-    may change training results; `preview` writes nothing and computes the first round's diff."""
+    may change training results; `preview` writes nothing and computes every round in memory."""
+    recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
     session = FixSession(lambda: _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed),
                          unsafe, preserve_effective_batch)
@@ -292,6 +297,7 @@ def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None
              with_suggestions: bool = False) -> EstimateResult:
     """Resolve the jobs under `paths` and estimate their per-GPU memory. `with_suggestions` also
     works out, for each job that does not fit, the changes that would make it fit."""
+    recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
     target = target_of(settings)
     result = _lint_paths(_paths(paths), settings)

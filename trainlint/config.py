@@ -27,7 +27,8 @@ SOURCE_DEFAULT = "default"
 SOURCE_CLI = "command line"
 _SELECTOR = re.compile(r"^TL\d{0,3}$")
 # Each key of the config and the Settings field it sets; `_` spellings are accepted too.
-KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on")
+KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on",
+        "allow-outside-reads")
 
 
 class ConfigError(Exception):
@@ -103,6 +104,9 @@ class Settings:
     num_gpus: Optional[int] = None
     exclude: Tuple[str, ...] = ()
     fail_on: str = DEFAULT_FAIL_ON
+    # Read configs and scripts a launcher names outside the scanned tree. Off by default: the tree
+    # may come from a stranger, and a file it names (`--deepspeed /etc/passwd`) could be shown.
+    allow_outside_reads: bool = False
     config_path: Optional[str] = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -195,6 +199,10 @@ def _validated(name: str, raw: Any, root: str, path: Path) -> Any:
         return raw
     if name == "fail-on":
         return parse_fail_on(raw, where)
+    if name == "allow-outside-reads":
+        if not isinstance(raw, bool):
+            raise ConfigError(f"{where} must be true or false")
+        return raw
     raise ConfigError(f"{where}: unknown setting")  # pragma: no cover - KEYS and this function agree
 
 
@@ -251,7 +259,13 @@ def locate_config(args) -> Optional[FileConfig]:
             raise ConfigError(f"config file {explicit} does not exist")
         return load_config(path)
     found = find_config(config_start(list(getattr(args, "paths", None) or [])))
-    return load_config(found) if found is not None else None
+    if found is None:
+        return None
+    discovered = load_config(found)
+    # A config found in the scanned tree is written by whoever wrote the tree: it may not widen
+    # what trainlint reads (only --allow-outside-reads or an explicit --config can).
+    return FileConfig(found, {name: value for name, value in discovered.values.items()
+                              if name != "allow_outside_reads"})
 
 
 def _cli_values(args) -> Dict[str, Any]:
@@ -270,6 +284,8 @@ def _cli_values(args) -> Dict[str, Any]:
     fail_on = getattr(args, "fail_on", None)
     if fail_on is not None:
         given["fail_on"] = parse_fail_on(fail_on)
+    if getattr(args, "allow_outside_reads", False):
+        given["allow_outside_reads"] = True
     return given
 
 
@@ -320,6 +336,7 @@ def render_settings(settings: Settings) -> str:
         ("num-gpus", str(settings.num_gpus) if settings.num_gpus is not None else None, "num_gpus"),
         ("exclude", _toml_list(settings.exclude), "exclude"),
         ("fail-on", _toml_string(settings.fail_on), "fail_on"),
+        ("allow-outside-reads", "true" if settings.allow_outside_reads else "false", "allow_outside_reads"),
     ]
     width = max(len(f"{key} = {value}") for key, value, _ in rows if value is not None)
     for key, value, name in rows:

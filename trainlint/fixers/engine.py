@@ -1,32 +1,58 @@
 """`trainlint fix`: plan edits for the findings, apply the ones that do not collide, write every file
-atomically, re-read the whole job, and repeat until nothing applicable is left."""
+of a round in one transaction (all or nothing, see `trainlint.fixers.transaction`), re-read the whole
+job, and repeat until nothing applicable is left. `--diff` runs the same rounds on contents held in
+memory and shows the final diff."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from trainlint.core import Applicability, Finding, Setting, SourceKind, TrainingRun, Unknown, Value
-from trainlint.fixers.atomic import write_all, write_atomically
+from trainlint.core import Applicability, Finding, TrainingRun, Unknown, Value
 from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unified_diff
+from trainlint.fixers.journal import recover_locked
+from trainlint.fixers.lock import TreeBusy, TreeLock
 from trainlint.fixers.planner import PlannedFix, Planner, planned_finding
+from trainlint.fixers.transaction import (
+    FileChange,
+    FixInterrupted,
+    FixRefused,
+    Transaction,
+    interruptible,
+    signals_held,
+)
 from trainlint.fixers.verify import broken_by_edits
 from trainlint.linter import LintResult
-from trainlint.readers.source import display_path
+from trainlint.readers.source import display_path, reading_overlay, safe_resolve
 from trainlint.resolution.batch import effective_batch
+from trainlint.resolution.workspace import file_stamp, tree_roots
 
 MAX_ROUNDS = 10
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
-Writer = Callable[[Path, bytes], None]
 RunKey = Tuple[str, int]  # (launcher path, ordinal of the run in that file): stable when lines move
+Reader = Callable[[str], Optional[bytes]]
+
+
+def read_disk(path: str) -> Optional[bytes]:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
 
 
 # ------------------------------------------------------------------ planning
-def plan_fixes(result: LintResult, unsafe: bool) -> List[PlannedFix]:
+def _planner(result: LintResult, read: Optional[Reader]) -> Planner:
+    planner = Planner(result)
+    if read is not None:
+        planner.read = read  # the files as this round sees them (in memory under --diff)
+    return planner
+
+
+def plan_fixes(result: LintResult, unsafe: bool, read: Optional[Reader] = None) -> List[PlannedFix]:
     """A plan for every finding that carries a fix, those that would be applied first (safe ones,
     then unsafe ones when `unsafe`), so that when two collide the safer one wins."""
-    planner = Planner(result)
+    planner = _planner(result, read)
     plans = [plan for plan in (planner.plan(f) for f in result.findings) if plan is not None]
     return sorted(plans, key=lambda p: (not p.applies(unsafe), _RANK[p.applicability]))
 
@@ -73,7 +99,7 @@ class Rewrite:
     rejected: List[Tuple[PlannedFix, str]] = field(default_factory=list)
 
 
-def rewrite(plans: Sequence[PlannedFix]) -> Rewrite:
+def rewrite(plans: Sequence[PlannedFix], read: Reader = read_disk) -> Rewrite:
     """Apply the plans in memory. A plan that breaks the syntax of a file it touches is dropped with
     every plan sharing that file, and the rest is computed again."""
     remaining = list(plans)
@@ -82,7 +108,10 @@ def rewrite(plans: Sequence[PlannedFix]) -> Rewrite:
         out = Rewrite(plans=list(remaining), rejected=list(rejected))
         broken: Dict[str, str] = {}
         for path, edits in by_path(e for plan in remaining for e in plan.edits).items():
-            original = Path(path).read_bytes()
+            original = read(path)
+            if original is None:
+                broken[path] = f"{path} can no longer be read"
+                continue
             updated = apply_edits(original, edits)
             problem = broken_by_edits(path, original, updated)
             if problem:
@@ -113,6 +142,8 @@ class FixOutcome:
     after: Dict[RunKey, Tuple[TrainingRun, Value]] = field(default_factory=dict)
     diff: str = ""
     error: Optional[str] = None
+    # What the fix noticed on the way (an interrupted earlier fix it settled first).
+    notes: List[str] = field(default_factory=list)
     rounds: int = 0
     result: Optional[LintResult] = None  # the last lint
 
@@ -124,21 +155,6 @@ def _effective_batches(result: LintResult) -> Dict[RunKey, Tuple[TrainingRun, Va
         ordinal = seen.get(run.path, 0)
         seen[run.path] = ordinal + 1
         out[(run.path, ordinal)] = (run, effective_batch(run))
-    return out
-
-
-def _predicted_batches(before: Dict[RunKey, Tuple[TrainingRun, Value]],
-                       plans: Sequence[PlannedFix]) -> Dict[RunKey, Tuple[TrainingRun, Value]]:
-    """The effective batches the plans would give, from their knob changes (nothing is re-read)."""
-    out = {}
-    for key, (run, _batch) in before.items():
-        settings = dict(run.settings)
-        for plan in plans:
-            if plan.finding.run_id == run.id and plan.finding.fix is not None:
-                for change in plan.finding.fix.changes:
-                    settings[change.knob] = Setting(change.new, SourceKind.DERIVED, None, note="planned")
-        changed = replace(run, settings=settings)
-        out[key] = (changed, effective_batch(changed))
     return out
 
 
@@ -167,68 +183,181 @@ def _job_problem(before: LintResult, after: LintResult, touched: Sequence[str], 
     return None
 
 
+class _MemoryFiles:
+    """`--diff`: every round's contents held in memory; the lint reads them through an overlay."""
+
+    def __init__(self) -> None:
+        self.contents: Dict[Path, bytes] = {}
+
+    def read(self, path: str) -> Optional[bytes]:
+        held = self.contents.get(safe_resolve(path))
+        return held if held is not None else read_disk(path)
+
+    def lint(self, lint: Callable[[], LintResult]) -> LintResult:
+        with reading_overlay(self.contents):
+            return lint()
+
+    def plan(self, result: LintResult, unsafe: bool) -> List[PlannedFix]:
+        with reading_overlay(self.contents):  # the planner re-reads launchers too
+            return plan_fixes(result, unsafe, self.read)
+
+    def commit(self, contents: Dict[Path, bytes], originals: Dict[Path, bytes], scan_stamps) -> None:
+        for path, data in contents.items():
+            self.contents[safe_resolve(path)] = data
+
+    def close(self) -> None:
+        pass
+
+
+class _DiskFiles:
+    """`fix`: each round is one transaction under the tree's lock (taken at the first write, held
+    until the fix ends; an interrupted fix found under it is settled first)."""
+
+    def __init__(self, roots: Optional[Sequence[Path]], lock_wait: float) -> None:
+        self.roots = list(roots) if roots else None
+        self.lock_wait = lock_wait
+        self.lock: Optional[TreeLock] = None
+        self.notes: List[str] = []
+
+    read = staticmethod(read_disk)
+
+    @staticmethod
+    def lint(lint: Callable[[], LintResult]) -> LintResult:
+        return lint()
+
+    @staticmethod
+    def plan(result: LintResult, unsafe: bool) -> List[PlannedFix]:
+        return plan_fixes(result, unsafe, read_disk)
+
+    def _tree(self, paths: Sequence[Path]) -> List[Path]:
+        if self.roots is None:
+            self.roots = tree_roots(list(paths), Path.cwd().resolve())
+        return self.roots
+
+    def commit(self, contents: Dict[Path, bytes], originals: Dict[Path, bytes], scan_stamps) -> None:
+        roots = self._tree(list(contents))
+        for path in contents:
+            stamp = scan_stamps.get(safe_resolve(path))
+            if stamp is not None and _stamp_or_none(path) != stamp:
+                raise FixRefused(f"{display_path(path)} changed since trainlint read it")
+        if self.lock is None:
+            lock = TreeLock(roots[0], wait_seconds=self.lock_wait)
+            lock.acquire()
+            self.lock = lock
+            self.notes.extend(recover_locked(roots[0]))
+        Transaction(roots[0], roots).apply(
+            [FileChange(path, originals[path], data) for path, data in contents.items()])
+
+    def close(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+
+def _stamp_or_none(path: Path):
+    try:
+        return file_stamp(path)
+    except OSError:
+        return None
+
+
 class FixSession:
-    """One `trainlint fix`: lint, plan, apply, re-read, until a fixpoint."""
+    """One `trainlint fix`: lint, plan, apply, re-read, until a fixpoint. `roots`: the scanned trees
+    (only files inside them are written; the journal and lock live at the first); by default the
+    tree of the files being fixed."""
 
     def __init__(self, lint: Callable[[], LintResult], unsafe: bool, preserve: bool,
-                 writer: Writer = write_atomically, max_rounds: int = MAX_ROUNDS) -> None:
+                 max_rounds: int = MAX_ROUNDS, roots: Optional[Sequence[Path]] = None,
+                 lock_wait: float = 3.0) -> None:
         self.lint = lint
         self.unsafe = unsafe
         self.preserve = preserve
-        self.writer = writer
         self.max_rounds = max_rounds
+        self.roots = roots
+        self.lock_wait = lock_wait
 
     def run(self) -> FixOutcome:
-        outcome = FixOutcome()
-        result = self.lint()
+        files = _DiskFiles(self.roots, self.lock_wait)
+        try:
+            with interruptible():
+                return self._rounds(files, FixOutcome())
+        finally:
+            files.close()
+
+    def preview(self) -> FixOutcome:
+        """Every round, in memory: the final diff; nothing is written."""
+        files = _MemoryFiles()
+        outcome = self._rounds(files, FixOutcome())
+        originals = self._first_originals
+        outcome.diff = "".join(
+            unified_diff(display_path(path), originals[path], files.contents[safe_resolve(path)])
+            for path in sorted(originals) if files.contents.get(safe_resolve(path), originals[path]) != originals[path])
+        return outcome
+
+    def _rounds(self, files, outcome: FixOutcome) -> FixOutcome:
+        result = files.lint(self.lint)
         outcome.before = _effective_batches(result)
         changed: List[str] = []
-        for _ in range(self.max_rounds):
-            chosen = choose(plan_fixes(result, self.unsafe), self.unsafe)
-            if not chosen:
-                break
-            pending = rewrite(chosen)
-            outcome.rejected.extend(pending.rejected)
-            if not pending.contents:
-                break
-            try:
-                write_all(pending.contents, self.writer)
-            except OSError as error:
-                outcome.error = f"could not write the fixes, every file was left as it was: {error}"
-                break
-            outcome.rounds += 1
-            fresh = self.lint()
-            touched = [display_path(p) for p in pending.contents]
-            problem = _job_problem(result, fresh, touched, self.preserve, pending.plans)
-            if problem is not None:
-                write_all(pending.originals)
-                outcome.error = f"the fixes were undone: {problem}"
-                result = self.lint()
-                break
-            outcome.applied.extend(pending.plans)
-            outcome.history.append(list(pending.plans))
-            changed.extend(t for t in touched if t not in changed)
-            result = fresh
+        # The bytes of every file before the fix touched it, for a rollback and for the diff.
+        self._first_originals: Dict[Path, bytes] = {}
+        current: Dict[Path, bytes] = {}
+        try:
+            for _ in range(self.max_rounds):
+                chosen = choose(files.plan(result, self.unsafe), self.unsafe)
+                if not chosen:
+                    break
+                pending = rewrite(chosen, files.read)
+                outcome.rejected.extend(pending.rejected)
+                if not pending.contents:
+                    break
+                files.commit(pending.contents, pending.originals, result.scan.stamps)
+                for path in pending.contents:
+                    self._first_originals.setdefault(path, pending.originals[path])
+                    current[path] = pending.contents[path]
+                outcome.rounds += 1
+                fresh = files.lint(self.lint)
+                touched = [display_path(p) for p in pending.contents]
+                problem = _job_problem(result, fresh, touched, self.preserve, pending.plans)
+                if problem is not None:
+                    files.commit(pending.originals, pending.contents, {})
+                    current.update(pending.originals)
+                    outcome.error = f"the fixes were undone: {problem}"
+                    result = files.lint(self.lint)
+                    break
+                outcome.applied.extend(pending.plans)
+                outcome.history.append(list(pending.plans))
+                changed.extend(t for t in touched if t not in changed)
+                result = fresh
+        except (FixRefused, TreeBusy, OSError, FixInterrupted) as failure:
+            self._abandon(files, outcome, current, failure)
+            changed = []
+            result = files.lint(self.lint)
         outcome.files_changed = sorted(changed)
         outcome.result = result
         outcome.after = _effective_batches(result)
-        outcome.left = plan_fixes(result, self.unsafe)
+        outcome.left = files.plan(result, self.unsafe)
+        notes = getattr(files, "notes", [])
+        if notes and outcome.error is None:
+            outcome.notes = list(notes)
         return outcome
 
-    def preview(self) -> FixOutcome:
-        """The first round as a unified diff; nothing is written."""
-        outcome = FixOutcome()
-        result = self.lint()
-        outcome.before = _effective_batches(result)
-        plans = plan_fixes(result, self.unsafe)
-        pending = rewrite(choose(plans, self.unsafe))
-        outcome.applied = pending.plans if pending.contents else []
-        outcome.after = _predicted_batches(outcome.before, outcome.applied)
-        outcome.rejected = pending.rejected
-        outcome.files_changed = sorted(display_path(p) for p in pending.contents)
-        outcome.diff = "".join(unified_diff(display_path(p), pending.originals[p], pending.contents[p])
-                               for p in sorted(pending.contents))
-        applied_ids = {id(p.finding) for p in outcome.applied}
-        outcome.left = [p for p in plans if id(p.finding) not in applied_ids]
-        outcome.result = result
-        return outcome
+    def _abandon(self, files, outcome: FixOutcome, current: Dict[Path, bytes], failure: BaseException) -> None:
+        """Put back every file earlier rounds changed, and say why nothing was written."""
+        restore = {path: self._first_originals[path] for path, data in current.items()
+                   if data != self._first_originals[path]}
+        undone = ""
+        if restore:
+            try:
+                with signals_held():
+                    files.commit(restore, {path: current[path] for path in restore}, {})
+                undone = " (earlier rounds were rolled back too)"
+            except (FixRefused, TreeBusy, OSError) as error:
+                undone = f" (earlier rounds could not be rolled back: {error})"
+        outcome.applied, outcome.history = [], []
+        if isinstance(failure, FixInterrupted):
+            outcome.error = (f"interrupted by {failure.signal_name}: the fix was rolled back, every file is as it "
+                             f"was{undone}")
+        elif isinstance(failure, (FixRefused, TreeBusy)):
+            outcome.error = f"the fix was abandoned and nothing was written: {failure}{undone}"
+        else:
+            outcome.error = f"could not write the fixes, every file was left as it was: {failure}{undone}"

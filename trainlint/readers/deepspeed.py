@@ -16,7 +16,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 import tree_sitter
 import tree_sitter_json
 
-from trainlint.core import Diagnostic, Origin, Setting, SourceKind, Value
+from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKind, Value
 from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import SourceText, node_origin, read_config_file
 
@@ -244,7 +244,8 @@ class _Collector:
         if depth <= MAX_DEPTH:
             return False
         self.diagnostics.append(Diagnostic(
-            "unmodelled-construct", f"nesting deeper than {MAX_DEPTH} levels is not read",
+            DiagnosticKind.UNREADABLE_FILE,
+            f"{self.source.path} was not read to the end: nesting deeper than {MAX_DEPTH} levels is not read",
             self.source.path, node_origin(self.source, node)))
         return True
 

@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import stat
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Iterator, Mapping, Optional, Union
 
-from trainlint.core import Diagnostic, Origin
+from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import ConfigFile
 
 MAX_BYTES = 8 * 1024 * 1024
+
+# Contents that stand in for files on disk while a block runs (`fix --diff` lints its rounds in
+# memory). Keyed by resolved path; a context variable, so it is scoped to the block that sets it.
+_OVERLAY: ContextVar[Optional[Mapping[Path, bytes]]] = ContextVar("trainlint_reading_overlay", default=None)
+
+
+@contextlib.contextmanager
+def reading_overlay(contents: Mapping[Path, bytes]) -> Iterator[None]:
+    """While the block runs, `read_source` of a path in `contents` returns those bytes."""
+    token = _OVERLAY.set({safe_resolve(path): data for path, data in contents.items()})
+    try:
+        yield
+    finally:
+        _OVERLAY.reset(token)
+
+
+def overlaid_bytes(path: Union[str, Path]) -> Optional[bytes]:
+    """The bytes `reading_overlay` gives `path`, or None when it gives none."""
+    overlay = _OVERLAY.get()
+    return overlay.get(safe_resolve(path)) if overlay else None
 
 
 @dataclass(frozen=True)
@@ -36,33 +61,126 @@ class SourceText:
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
+def safe_resolve(path: Union[str, Path]) -> Path:
+    """`path` made absolute with its symbolic links followed; a link loop (which makes
+    `Path.resolve` raise on some Python versions) or an unreadable folder gives the absolute path
+    as written instead of an exception."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
 def display_path(path: Union[str, Path]) -> str:
     """Relative to the working directory when below it, else as given."""
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):
         return str(p)
 
 
-def read_source(path: Union[str, Path]) -> Union[SourceText, Diagnostic]:
-    """The file's text, or a diagnostic saying why it cannot be read. Never raises."""
-    shown = display_path(path)
+def named_path(path: Union[str, Path]) -> str:
+    """Like `display_path`, but a symbolic link is named as written, not by where it leads (a
+    link to /dev/zero is reported as the link in the tree)."""
+    p = Path(path)
+    if not p.name:
+        return display_path(p)
+    named = safe_resolve(p.parent) / p.name
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_BYTES:
-            return Diagnostic(
-                "unreadable-file", f"{shown} is {size} bytes; files over {MAX_BYTES} bytes are skipped", shown
-            )
-        data = Path(path).read_bytes()
+        return str(named.relative_to(safe_resolve(Path.cwd())))
+    except ValueError:
+        return str(named)
+
+
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_type_name(mode: int) -> Optional[str]:
+    """What a non-regular file is ("a named pipe (FIFO)", ...), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+
+
+def not_regular(path: Union[str, Path], shown: str) -> Optional[Diagnostic]:
+    """Why `path` is not a regular file trainlint may open (a FIFO would block the scan forever, a
+    device such as /dev/zero never ends, a link loop never resolves), or None when it is one.
+    A path that does not exist is MISSING_FILE."""
+    try:
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return Diagnostic("missing-file", f"{shown} does not exist", shown)
-    except IsADirectoryError:
-        return Diagnostic("unreadable-file", f"{shown} is a directory", shown)
+        if os.path.islink(path):
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{shown} is a symbolic link to nothing; not read", shown)
+        return Diagnostic(DiagnosticKind.MISSING_FILE, f"{shown} does not exist", shown)
     except OSError as err:
-        return Diagnostic("unreadable-file", f"cannot read {shown}: {err.strerror or err}", shown)
+        if err.errno == errno.ELOOP:
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{shown} is a symbolic link loop; not read", shown)
+        return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"cannot read {shown}: {err.strerror or err}", shown)
+    kind = file_type_name(mode)
+    if kind is None:
+        return None
+    return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{shown} is {kind}, not a regular file; not read", shown)
+
+
+def _read_regular(path: Union[str, Path], shown: str, limit: int) -> Union[bytes, Diagnostic]:
+    """At most `limit` bytes of a regular file. Opened without blocking and checked again on the
+    open descriptor, so a file swapped for a FIFO or a device after the first check is not read
+    either; a file that grows past `limit` while being read is refused, not cut."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    descriptor = os.open(path, flags)
+    try:
+        info = os.fstat(descriptor)
+        kind = file_type_name(info.st_mode)
+        if kind is not None:
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{shown} is {kind}, not a regular file; not read",
+                              shown)
+        if info.st_size > limit:
+            return _too_large(shown, info.st_size, limit)
+        chunks = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(descriptor, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:
+        return _too_large(shown, len(data), limit)
+    return data
+
+
+def _too_large(shown: str, size: int, limit: int) -> Diagnostic:
+    return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+                      f"{shown} is {size} bytes; files over {limit} bytes are skipped", shown)
+
+
+def read_source(path: Union[str, Path]) -> Union[SourceText, Diagnostic]:
+    """The file's text, or a diagnostic saying why it cannot be read. Never raises, never blocks:
+    only regular files up to MAX_BYTES are read."""
+    shown = display_path(path)
+    refusal = not_regular(path, shown)
+    if refusal is not None:
+        return refusal
+    try:
+        data = overlaid_bytes(path)
+        if data is None:
+            data = _read_regular(path, shown, MAX_BYTES)
+    except FileNotFoundError:
+        return Diagnostic(DiagnosticKind.MISSING_FILE, f"{shown} does not exist", shown)
+    except IsADirectoryError:
+        return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{shown} is a directory", shown)
+    except OSError as err:
+        return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"cannot read {shown}: {err.strerror or err}", shown)
+    if isinstance(data, Diagnostic):
+        return data
     if b"\x00" in data[:8192]:
-        return Diagnostic("unreadable-file", f"{shown} looks binary (it contains NUL bytes); skipped", shown)
+        return Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{shown} looks binary (it contains NUL bytes); skipped",
+                          shown)
     return SourceText(shown, data, data.decode("utf-8", errors="replace"))
 
 

@@ -18,7 +18,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
-from trainlint.core import Diagnostic, Origin, Setting, SourceKind, Value
+from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKind, Value
 from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import SourceText, read_config_file
 
@@ -166,7 +166,7 @@ def _read_yaml_source(source: SourceText) -> ConfigFile:
         parsed = _parse_first_document(text)
     except RecursionError:
         # ruamel composes recursively; only absurd nesting gets here.
-        diagnostic = Diagnostic("unmodelled-construct", f"{source.path} is nested too deeply to be read",
+        diagnostic = Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{source.path} is nested too deeply to be read",
                                 source.path)
         return ConfigFile(path=source.path, format=FORMAT, values={}, diagnostics=(diagnostic,))
     diagnostics: List[Diagnostic] = []
@@ -274,7 +274,7 @@ class _Collector:
             return
         if len(self.values) >= MAX_VALUES:
             self._stopped = True
-            self._note(node, f"more than {MAX_VALUES} values (anchors expanding?); the rest are not read")
+            self._unread(node, f"more than {MAX_VALUES} values (anchors expanding?); the rest are not read")
             return
         self.values[path] = Setting(self._scalar_value(node), SourceKind.CONFIG_FILE,
                                     self.positions.node_origin(node), self.positions.node_text(node), note=path)
@@ -297,7 +297,7 @@ class _Collector:
             self._note(node, "a recursive alias is not followed")
             return True
         if depth > MAX_DEPTH:
-            self._note(node, f"nesting deeper than {MAX_DEPTH} levels is not read")
+            self._unread(node, f"nesting deeper than {MAX_DEPTH} levels is not read")
             return True
         return False
 
@@ -306,6 +306,12 @@ class _Collector:
         self.diagnostics.append(Diagnostic(
             "duplicate-key", f"key {path!r} is written more than once; the last one, at line {origin.line}, wins",
             self.positions.source.path, origin))
+
+    def _unread(self, node: Node, message: str) -> None:
+        """A bound stopped the reading: the settings past it are unknown, which a rule reports."""
+        path = self.positions.source.path
+        self.diagnostics.append(Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{path} was not read to the end: {message}",
+                                           path, self.positions.node_origin(node)))
 
     def _note(self, node: Node, message: str) -> None:
         self.diagnostics.append(Diagnostic("unmodelled-construct", message, self.positions.source.path,

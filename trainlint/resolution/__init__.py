@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
-from trainlint.core import Diagnostic, TrainingRun
+from trainlint.core import Diagnostic, DiagnosticKind, TrainingRun
 from trainlint.graph import SettingsGraph
 from trainlint.readers.facts import Flow
-from trainlint.readers.source import display_path
+from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
 
@@ -32,6 +32,8 @@ class Scan:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     graph: SettingsGraph = field(default_factory=SettingsGraph)
     scanned: List[str] = field(default_factory=list)
+    # Resolved path -> the stamp of the file when the scan read it (see Workspace.stamps).
+    stamps: Dict[Path, Tuple[int, ...]] = field(default_factory=dict)
 
 
 def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[Path], List[Diagnostic]]:
@@ -39,9 +41,10 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[P
     found: List[Path] = []
     problems: List[Diagnostic] = []
     for path in paths:
-        if not path.exists():
-            problems.append(Diagnostic("missing-file", f"{path} does not exist", str(path)))
-        elif path.is_dir():
+        if not os.path.lexists(path):
+            problems.append(Diagnostic(DiagnosticKind.MISSING_FILE, f"{path} does not exist", str(path)))
+        elif _is_dir(path):
+            # Links to folders are not followed (followlinks=False): a loop cannot trap the walk.
             for folder, dirnames, filenames in os.walk(path):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
                 for name in sorted(filenames):
@@ -51,6 +54,13 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[P
         else:
             found.append(path)
     return found, problems
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a link loop: read as a file, and reported as one
+        return False
 
 
 def _excluded(path: Path, patterns: Sequence[str]) -> bool:
@@ -65,10 +75,11 @@ def _is_recipe(workspace: Workspace, path: Path) -> bool:
 
 def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspace = None) -> Scan:
     workspace = workspace or Workspace()
+    workspace.confine_to(paths)
     result = Scan()
     files, problems = discover(paths, exclude)
     result.diagnostics.extend(problems)
-    explicit = {p.resolve() for p in paths if p.is_file()}
+    explicit = {safe_resolve(p) for p in paths if not _is_dir(p)}
     entries_seen = set()
     python_candidates: List[Path] = []
     recipe_candidates: List[Path] = []
@@ -79,8 +90,11 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
         if suffix == ".py":
             python_candidates.append(path)
         elif suffix in YAML_SUFFIXES:
-            if path.resolve() in explicit or _is_recipe(workspace, path):
+            if safe_resolve(path) in explicit or _is_recipe(workspace, path):
                 recipe_candidates.append(path)
+            else:
+                # Not a recipe as far as it was read: say so when it was not read to the end.
+                result.diagnostics.extend(_unread_parts(workspace.config(path).diagnostics))
         elif suffix == ".json":
             config = workspace.config(path)
             result.diagnostics.extend(config.diagnostics)
@@ -102,13 +116,16 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
     # its accelerate config), not a second one of its own, unless it was named by itself.
     launched = {config for run in result.runs for config in run.configs}
     for path in recipe_candidates:
-        if path.resolve() not in explicit and display_path(path) in launched:
+        if safe_resolve(path) not in explicit and display_path(path) in launched:
             continue
         config = workspace.config(path)
         if config.diagnostics and not config.values:
             result.diagnostics.extend(config.diagnostics)
         elif any(key in config.values for key in RECIPE_KEYS):
             result.runs.append(recipe_run(path, workspace))
+            result.diagnostics.extend(_unread_parts(config.diagnostics))
+        else:
+            result.diagnostics.extend(_unread_parts(config.diagnostics))
     for path in python_candidates:
         if display_path(path) in entries_seen:
             continue
@@ -118,7 +135,13 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
         if run is not None:
             result.runs.append(run)
     result.graph = SettingsGraph.from_runs(result.runs, flows)
+    result.stamps = dict(workspace.stamps)
     return result
+
+
+def _unread_parts(diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:
+    """The diagnostics that say part of a file was left unread (nesting, value caps)."""
+    return [d for d in diagnostics if d.kind == DiagnosticKind.UNREADABLE_FILE]
 
 
 def _diagnostics_within(diagnostics: Iterable[Diagnostic], launch) -> List[Diagnostic]:

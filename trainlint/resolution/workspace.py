@@ -1,26 +1,49 @@
-"""Reads each file once per scan and finds files the way the launched process would."""
+"""Reads each file once per scan and finds files the way the launched process would.
+
+Reading is confined: trainlint runs on pull requests from strangers, so a launcher that names
+`/etc/passwd`, `../../secret.json`, `~/.ssh/config` or `.git/config` must not make it read that
+file (its text would end up in messages). Only regular files inside the scanned tree are read
+(unless `allow_outside_reads`), each one bounded in size, the whole scan bounded in bytes and time;
+every file left unread gets a diagnostic saying why."""
 from __future__ import annotations
 
+import os
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
-from trainlint.core import Setting
+from trainlint.core import Diagnostic, DiagnosticKind, Setting, SourceKind, Unknown
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.python import read_python, resolve_import
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
+from trainlint.readers.source import MAX_BYTES, named_path, not_regular, safe_resolve
 from trainlint.readers.yaml import read_yaml_config
 
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
                       "setup.py")
+# Version-control metadata is never configuration, and `.git/config` may hold credentials.
+_PRIVATE_DIRS = frozenset({".git", ".hg", ".svn"})
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ReadBounds:
+    """How much one scan reads: per file, and in total (bytes and seconds)."""
+
+    file_bytes: int = MAX_BYTES
+    scan_bytes: int = 256 * 1024 * 1024
+    scan_seconds: float = 120.0
 
 
 def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional[Setting]:
     """The `transformers==X` a repository pins, looked up from the entry script's folder upwards to
     the repository root (the first requirements file that names it wins)."""
     for start in [p for p in paths if p is not None]:
-        folder = start.resolve().parent
+        folder = safe_resolve(start).parent
         root = repo_root(folder) or folder
         for candidate_dir in [folder, *folder.parents]:
             for name in _REQUIREMENT_FILES:
@@ -39,48 +62,143 @@ def repo_root(start: Path) -> Optional[Path]:
     return None
 
 
-class Workspace:
-    """A per-scan cache of parsed files (nothing global: two scans never share state)."""
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
-    def __init__(self, invocation_dir: Optional[Path] = None):
-        self.invocation_dir = (invocation_dir or Path.cwd()).resolve()
+
+def tree_roots(paths: Sequence[Path], invocation_dir: Path) -> List[Path]:
+    """The folders a scan of `paths` may read: each path's repository (the nearest folder above it
+    with `.git`, `pyproject.toml` or `setup.py`), else the invocation directory when the path is
+    below it, else the named folder (or the named file's folder)."""
+    roots: List[Path] = []
+    for path in paths:
+        absolute = safe_resolve(path)
+        folder = absolute if absolute.is_dir() else absolute.parent
+        root = repo_root(folder)
+        if root is None:
+            root = invocation_dir if _within(folder, invocation_dir) else folder
+        if root not in roots:
+            roots.append(root)
+    return roots
+
+
+def _expand_home(written: str) -> Path:
+    return Path(os.path.expanduser(written)) if written.startswith("~") else Path(written)
+
+
+class Workspace:
+    """A per-scan cache of parsed files and the scan's reading budget (nothing global: two scans
+    never share state). `roots` confine reading; None: set from the scanned paths by `confine_to`."""
+
+    def __init__(self, invocation_dir: Optional[Path] = None, roots: Optional[Sequence[Path]] = None,
+                 allow_outside_reads: bool = False, bounds: ReadBounds = ReadBounds(),
+                 clock: Callable[[], float] = time.monotonic):
+        self.invocation_dir = safe_resolve(invocation_dir or Path.cwd())
+        self.roots: Optional[List[Path]] = [safe_resolve(r) for r in roots] if roots is not None else None
+        self.allow_outside_reads = allow_outside_reads
+        self.bounds = bounds
+        self._clock = clock
+        self._started = clock()
+        self._bytes_read = 0
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
+        # Each file read, as it was when read (device, inode, size, mtime, ctime): a fix refuses to
+        # write a file that has changed since.
+        self.stamps: Dict[Path, Tuple[int, ...]] = {}
 
+    # ------------------------------------------------------------ confinement
+    def confine_to(self, paths: Sequence[Path]) -> None:
+        """Reading stays inside the trees of `paths` (unless roots were given already)."""
+        if self.roots is None:
+            self.roots = tree_roots(paths, self.invocation_dir)
+
+    def inside(self, path: Path) -> bool:
+        """Whether `path` (its links followed) is inside the scanned tree and outside version-control
+        metadata. Without roots (no scan yet), the invocation directory is the tree."""
+        resolved = safe_resolve(path)
+        for root in self.roots if self.roots is not None else [self.invocation_dir]:
+            if _within(resolved, root):
+                return not _PRIVATE_DIRS & set(resolved.relative_to(root).parts)
+        return False
+
+    def refusal(self, path: Path) -> Optional[Diagnostic]:
+        """Why `path` is not read (outside the tree, not a regular file, too large, the scan's budget
+        spent), or None when it may be read."""
+        shown = named_path(path)
+        problem = not_regular(path, shown)
+        outside = not self.allow_outside_reads and not self.inside(path)
+        # Outside the tree, even whether a file exists is not for the tree to learn: unknown, not missing.
+        if problem is not None and not (outside and problem.kind == DiagnosticKind.MISSING_FILE):
+            return problem
+        if outside:
+            leads = f" (it leads to {safe_resolve(path)})" if os.path.islink(path) else ""
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+                              f"{shown} is outside the scanned tree (or in version-control metadata){leads}; it was "
+                              "not read and its settings are unknown (allow it with --allow-outside-reads)", shown)
+        size = os.stat(path).st_size
+        if size > self.bounds.file_bytes:
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+                              f"{shown} is {size} bytes; files over {self.bounds.file_bytes} bytes are skipped", shown)
+        if self._bytes_read + size > self.bounds.scan_bytes:
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+                              f"{shown} was skipped: the scan already read {self._bytes_read} bytes "
+                              f"(at most {self.bounds.scan_bytes} per scan)", shown)
+        elapsed = self._clock() - self._started
+        if elapsed > self.bounds.scan_seconds:
+            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+                              f"{shown} was skipped: the scan ran for {elapsed:.0f} s "
+                              f"(at most {self.bounds.scan_seconds:.0f} s per scan)", shown)
+        return None
+
+    def _read(self, path: Path, cache: Dict[Path, T], reader: Callable[[Path], T],
+              refused: Callable[[Diagnostic], T]) -> T:
+        key = safe_resolve(path)
+        if key not in cache:
+            try:
+                problem = self.refusal(path)
+            except OSError as err:
+                shown = named_path(path)
+                problem = Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"cannot read {shown}: {err.strerror or err}",
+                                     shown)
+            if problem is not None:
+                cache[key] = refused(problem)
+            else:
+                self.stamps[key] = file_stamp(path)
+                self._bytes_read += self.stamps[key][2]
+                cache[key] = reader(path)
+        return cache[key]
+
+    # ------------------------------------------------------------ readers
     def shell(self, path: Path) -> ShellScript:
-        key = path.resolve()
-        if key not in self._shell:
-            self._shell[key] = read_shell(path)
-        return self._shell[key]
+        return self._read(path, self._shell, read_shell,
+                          lambda problem: ShellScript(path=problem.path, launches=(), diagnostics=(problem,)))
 
     def python(self, path: Path) -> PythonModule:
-        key = path.resolve()
-        if key not in self._python:
-            self._python[key] = read_python(path)
-        return self._python[key]
+        return self._read(path, self._python, read_python,
+                          lambda problem: PythonModule(path=problem.path, diagnostics=(problem,)))
 
     def config(self, path: Path) -> ConfigFile:
-        key = path.resolve()
-        if key not in self._config:
-            reader = read_yaml_config if path.suffix.lower() in (".yaml", ".yml") else read_json_config
-            self._config[key] = reader(path)
-        return self._config[key]
+        is_yaml = path.suffix.lower() in (".yaml", ".yml")
+        reader = read_yaml_config if is_yaml else read_json_config
+        return self._read(path, self._config, reader, lambda problem: _unread_config(problem, is_yaml))
 
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
-        key = (path.resolve(), package)
+        key = (safe_resolve(path), package)
         if key not in self._pins:
-            self._pins[key] = read_pin(path, package) if path.is_file() else None
+            readable = path.is_file() and self.inside(path) and not_regular(path, str(path)) is None
+            self._pins[key] = read_pin(path, package) if readable else None
         return self._pins[key]
 
+    # ------------------------------------------------------------ finding files
     def search_dirs(self, script: Path, cwd: Optional[str]) -> List[Path]:
         """Where a relative path in a launcher may point: the directory it `cd`s into, the directory
         trainlint was started in, then the script's folder and each folder above it."""
-        script_dir = script.resolve().parent
+        script_dir = safe_resolve(script).parent
         dirs: List[Path] = []
         if cwd:
-            dirs.append((script_dir / cwd).resolve() if not Path(cwd).is_absolute() else Path(cwd))
+            dirs.append(safe_resolve(script_dir / cwd) if not Path(cwd).is_absolute() else Path(cwd))
         dirs.append(self.invocation_dir)
         dirs.extend([script_dir, *script_dir.parents])
         root = repo_root(script_dir)
@@ -93,16 +211,54 @@ class Workspace:
                 unique.append(folder)
         return unique
 
-    @staticmethod
-    def find(relative: str, dirs: Sequence[Path]) -> Optional[Path]:
-        candidate = Path(relative)
+    def find(self, relative: str, dirs: Sequence[Path]) -> Optional[Path]:
+        """The file a launcher's path names, or None when it names nothing there is. A path that
+        leaves the scanned tree (absolute, `~/...`, `../..`) is returned as named when nothing
+        inside the tree matches: reading it is refused later, with a diagnostic, so the job's
+        values from it are unknown rather than the file "missing"."""
+        candidate = _expand_home(relative)
         if candidate.is_absolute():
-            return candidate if candidate.is_file() else None
+            if not self.allow_outside_reads and not self.inside(candidate):
+                return candidate
+            return candidate if _exists(candidate) else None
         for folder in dirs:
-            if (folder / candidate).is_file():
-                return folder / candidate
+            path = folder / candidate
+            if (self.allow_outside_reads or self.inside(path)) and _exists(path):
+                return path
+        if self.allow_outside_reads:
+            return None
+        # `../../x.json`: from every folder of the tree it leaves the tree.
+        from_tree = [folder / candidate for folder in dirs if self.inside(folder)]
+        if from_tree and not any(self.inside(path) for path in from_tree):
+            return from_tree[0]
         return None
 
     def module(self, dotted: str, importer: Path, dirs: Iterable[Path]) -> Optional[Path]:
-        found = resolve_import(dotted, str(importer), [str(d) for d in dirs])
+        allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
+        found = resolve_import(dotted, str(importer), [str(d) for d in allowed])
         return Path(found) if found else None
+
+
+def file_stamp(path: Path) -> Tuple[int, ...]:
+    info = os.stat(path)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _exists(path: Path) -> bool:
+    """Something is there that is not a folder (a FIFO or a device counts: reading it is refused
+    with a diagnostic that says what it is, rather than calling it missing)."""
+    try:
+        return os.path.lexists(path) and not path.is_dir()
+    except OSError:
+        return True
+
+
+def _unread_config(problem: Diagnostic, is_yaml: bool) -> ConfigFile:
+    """An unread config: nothing is known of it. For a DeepSpeed JSON, the ZeRO stage is said to be
+    unknown, so that the job is not taken for one without ZeRO."""
+    values = {}
+    if not is_yaml:
+        values["zero_optimization.stage"] = Setting(Unknown(f"{problem.path} was not read"), SourceKind.CONFIG_FILE,
+                                                    None, note="zero_optimization.stage")
+    return ConfigFile(path=problem.path, format="yaml" if is_yaml else "json", values=values,
+                      diagnostics=(problem,))
