@@ -27,6 +27,8 @@ def _scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, metavar="FILE", help="settings file (default: the nearest "
                         "trainlint.toml or pyproject.toml with [tool.trainlint])")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument("--allow-outside-reads", action="store_true", help="also read configs and scripts a "
+                        "launcher names outside the scanned tree (off by default: a pull request could name any file)")
 
 
 def _gpu_options(parser: argparse.ArgumentParser) -> None:

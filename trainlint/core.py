@@ -103,6 +103,7 @@ class DiagnosticKind(str, Enum):
     DUPLICATE_KEY = "duplicate-key"
     UNREADABLE_FILE = "unreadable-file"
     MISSING_FILE = "missing-file"
+    OUTSIDE_TREE = "outside-tree"
     BROKEN_LINE_CONTINUATION = "broken-line-continuation"
     INVALID_VALUE = "invalid-value"
     UNMODELLED_CONSTRUCT = "unmodelled-construct"

@@ -134,7 +134,7 @@ class Workspace:
             return problem
         if outside:
             leads = f" (it leads to {safe_resolve(path)})" if os.path.islink(path) else ""
-            return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
+            return Diagnostic(DiagnosticKind.OUTSIDE_TREE,
                               f"{shown} is outside the scanned tree (or in version-control metadata){leads}; it was "
                               "not read and its settings are unknown (allow it with --allow-outside-reads)", shown)
         size = os.stat(path).st_size
