@@ -11,11 +11,12 @@ fewer image tiles, an 8-bit optimizer."""
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from trainlint.core import SourceKind, TrainingRun, Unknown, Value
+from trainlint.core import Setting, SourceKind, TrainingRun, Value
 from trainlint.memory.assembly import JobMemoryEstimate, estimate, model_identified
 from trainlint.memory.cost import job_inputs, relative_speed
 from trainlint.memory.gpus import Gpu, gpu_catalog
@@ -124,12 +125,74 @@ class _Axes:
     offload_parameters: List[bool] = field(default_factory=lambda: [False])
 
 
+@dataclass(frozen=True)
+class LauncherCount:
+    """The GPU count a launcher states, and the setting that states it: a number (`--nproc_per_node 8`,
+    `GPUS_PER_NODE=8`, `num_processes: 8`) or a device list (`--include localhost:0-7`,
+    `CUDA_VISIBLE_DEVICES=0,1,2,3`). `nodes` > 1 means the count is per node."""
+
+    count: int
+    source: Setting
+    devices: bool = False
+    nodes: int = 1
+
+
+_DEVICE_LIST = re.compile(r"^(?P<host>[^:@]*:)?(?P<slots>[0-9,\-]+)$")
+
+
+def count_devices(spec: str) -> Optional[int]:
+    """`0,1,2,3` -> 4, `0-7` -> 8, `localhost:0-3` -> 4; None for anything else (several hosts)."""
+    match = _DEVICE_LIST.match(spec.strip())
+    if match is None:
+        return None
+    total = 0
+    for item in match.group("slots").split(","):
+        low, dash, high = item.partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
+            return None
+        total += int(high) - int(low) + 1 if dash else 1
+    return total or None
+
+
+def launcher_gpu_count(run: TrainingRun) -> Optional[LauncherCount]:
+    """The GPU count the launcher itself states (not one assumed from --num-gpus), with its source."""
+    setting = run.setting("world_size")
+    while setting is not None and setting.kind == SourceKind.ASSUMED:
+        setting = setting.via[0] if setting.via else None
+    if setting is None:
+        return None
+    if setting.kind != SourceKind.DERIVED:
+        return LauncherCount(setting.value, setting) if _is_count(setting.value) and setting.origin else None
+    sources = [s for s in setting.via if s.origin is not None or s.kind == SourceKind.DERIVED]
+    if not sources:
+        return None
+    head = sources[0]
+    while head.kind == SourceKind.DERIVED and len(head.via) == 1:
+        head = head.via[0]
+    nodes = _as_count(sources[1].value) if len(sources) > 1 else 1
+    if nodes is None or head.origin is None:
+        return None
+    value = _as_count(head.value)
+    if value is not None:
+        return LauncherCount(value * nodes, head, False, nodes)
+    count = count_devices(head.value) if isinstance(head.value, str) else None
+    return LauncherCount(count * nodes, head, True, nodes) if count else None
+
+
+def _as_count(value: Value) -> Optional[int]:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _is_count(value: Value) -> bool:
+    return _as_count(value) is not None
+
+
 def stated_world(run: TrainingRun) -> Optional[int]:
     """The GPU count the launcher states (not one assumed from --num-gpus)."""
-    setting = run.setting("world_size")
-    if setting is None or setting.kind == SourceKind.ASSUMED or isinstance(setting.value, Unknown):
-        return None
-    return setting.value if isinstance(setting.value, int) else None
+    stated = launcher_gpu_count(run)
+    return stated.count if stated is not None else None
 
 
 def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe: bool = False,
