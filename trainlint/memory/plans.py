@@ -298,7 +298,7 @@ def _safe_plans(run: TrainingRun, gpu: Gpu, base: Sequence[PlanStep], axes: _Axe
             continue
         steps = list(base)
         if (m, accum) != (micro, accumulation or 1):
-            overrides: Dict[str, Value] = {"per_device_train_batch_size": m}
+            overrides: Dict[str, Value] = {"per_device_train_batch_size": m} if m != micro else {}
             if accum != (accumulation or 1):
                 overrides["gradient_accumulation_steps"] = accum
             text = f"micro-batch {micro} -> {m}, " if m != micro else ""
