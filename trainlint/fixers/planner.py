@@ -27,7 +27,7 @@ from trainlint.memory.plans import LauncherCount, Plan, PortPlan, launcher_gpu_c
 
 # Findings whose fix is the job's port plan: the memory rules and the GPU-count rule. The plan changes
 # several knobs at once (a rule's single change is planned against the job as it is).
-PORT_PLAN_CODES = frozenset({"TL101", "TL106", "TL108", "TL112"})
+PORT_PLAN_CODES = frozenset({"TL101", "TL106", "TL108", "TL112", "TL203"})
 # The knobs a port plan writes into a DeepSpeed config when the config does not name them yet.
 _DEEPSPEED_INSERTS = {"offload_optimizer": "offload_optimizer", "offload_param": "offload_param"}
 
@@ -99,7 +99,7 @@ class Planner:
         fix = port_fix(run, port.chosen)
         finding = replace(finding, fix=fix)
         try:
-            edits = self._change_edits(finding)
+            edits = _merged_insertions(self._change_edits(finding))
             _check_consistent(edits)
         except Refused as refusal:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
@@ -348,6 +348,20 @@ def planned_finding(planned: PlannedFix) -> Finding:
         fix = replace(fix, applicability=Applicability.DISPLAY_ONLY,
                       message=f"{fix.message} (not applied automatically: {planned.problem})")
     return replace(finding, fix=fix, edits=planned.edits)
+
+
+def _merged_insertions(edits: List[Edit]) -> List[Edit]:
+    """Several new settings added at one place (flags after the same last argument) become one edit,
+    in the plan's order: two insertions at one point would collide."""
+    out: List[Edit] = []
+    for edit in edits:
+        if edit.origin.start_byte == edit.origin.end_byte:
+            index = next((i for i, e in enumerate(out) if e.origin == edit.origin), None)
+            if index is not None:
+                out[index] = Edit(edit.origin, out[index].content + edit.content)
+                continue
+        out.append(edit)
+    return out
 
 
 def first_devices(spec: str, count: int) -> str:

@@ -219,6 +219,9 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     candidates = _safe_plans(run, gpu, base, axes, micro, accumulation, knobs)
     if unsafe:
         candidates += _unsafe_plans(run, gpu, knobs, candidates, current)
+        if knobs.bool("bf16") and not gpu.bf16:
+            # The job cannot run in bf16 on this GPU at all: every plan switches to fp16.
+            candidates = [p for p in candidates if any(step.kind == ChangeKind.FP16 for step in p.steps)]
     fitting = sorted((p for p in candidates if p.fits), key=_rank)
     as_written_fits = current.fits and not base and product == micro * (accumulation or 1)
     if as_written_fits:
@@ -231,9 +234,17 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
                     kept_global, tuple(notes), as_written_gpu, with_plan_gpu)
 
 
-def _rank(plan: Plan) -> Tuple[bool, float, int]:
-    """Safe plans before unsafe ones; then the fastest; then the fewest changes."""
-    return (not plan.safe, -plan.relative_speed, len(plan.steps))
+# How far an unsafe change moves training away from the recipe: unsafe plans are ranked by their
+# largest departure first, speed second (LoRA trains another model; fp16 is forced by the GPU).
+DEPARTURE = {ChangeKind.FP16: 1, ChangeKind.EIGHT_BIT_OPTIMIZER: 2, ChangeKind.FEWER_TILES: 3,
+             ChangeKind.SHORTER_SEQUENCE: 4, ChangeKind.LORA: 5}
+
+
+def _rank(plan: Plan) -> Tuple[int, float, int]:
+    """Safe plans first; unsafe ones by how far they depart from the recipe; then the fastest; then the
+    fewest changes."""
+    departure = max((DEPARTURE.get(step.kind, 0) for step in plan.steps), default=0)
+    return (departure, -plan.relative_speed, len(plan.steps))
 
 
 def _product_to_keep(run: TrainingRun, micro: int, accumulation: Optional[int], written_world: Optional[int],

@@ -104,10 +104,12 @@ def _print_port(console: Console, port: PortPlan) -> None:
         console.print(f"  global batch kept: {port.global_batch}")
     for note in port.notes:
         console.print(f"  note: {note}")
-    if port.smallest_gpu_as_written:
-        console.print(f"  smallest GPU for the job as written: {port.smallest_gpu_as_written}")
-    if port.smallest_gpu_with_plan and port.chosen is None:
-        console.print(f"  smallest GPU with the best plan: {port.smallest_gpu_with_plan}")
+    count = f"{port.num_gpus} × " if port.num_gpus else ""
+    none = f"none in the catalog (at {port.num_gpus} GPUs)" if port.num_gpus else "none in the catalog"
+    if port.chosen is None or port.smallest_gpu_as_written:
+        console.print(f"  smallest GPU for the job as written: {count}{port.smallest_gpu_as_written or none}")
+    if port.chosen is None:
+        console.print(f"  smallest GPU with the best plan: {count}{port.smallest_gpu_with_plan or none}")
     console.print("  (relative speed: estimated throughput against the recipe as written, were memory no limit; "
                   "docs/planner.md)")
 
