@@ -12,11 +12,11 @@ import pytest
 
 from tests.conftest import SAMPLES
 from trainlint.api import estimate, load_settings
+from trainlint.fixers.planner import first_devices
+from trainlint.linter import lint, make_target
 from trainlint.memory import find_gpu
 from trainlint.memory.cost import relative_speed
 from trainlint.memory.plans import ChangeKind, count_devices, plan_port
-from trainlint.fixers.planner import first_devices
-from trainlint.linter import lint, make_target
 
 PORTS = SAMPLES / "ports"
 MEMORY_RULES = {"TL101", "TL106", "TL108", "TL112"}

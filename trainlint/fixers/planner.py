@@ -96,6 +96,8 @@ class Planner:
         if port is None or port.chosen is None:
             return None
         run = self.runs[finding.run_id]
+        if finding.fix is not None and _same_changes(finding.fix, port.chosen):
+            return None  # the rule's own fix is the plan: keep its words
         fix = port_fix(run, port.chosen)
         finding = replace(finding, fix=fix)
         try:
@@ -350,6 +352,11 @@ def planned_finding(planned: PlannedFix) -> Finding:
     return replace(finding, fix=fix, edits=planned.edits)
 
 
+def _same_changes(fix: Fix, plan: Plan) -> bool:
+    own = {change.knob: change.new for change in fix.changes if not change.knob.startswith("ds_")}
+    return bool(own) and own == plan.overrides
+
+
 def _merged_insertions(edits: List[Edit]) -> List[Edit]:
     """Several new settings added at one place (flags after the same last argument) become one edit,
     in the plan's order: two insertions at one point would collide."""
@@ -384,7 +391,7 @@ def port_fix(run: TrainingRun, plan: Plan) -> Fix:
     """The knob changes of a port plan, as one fix (DeepSpeed batch keys deferred to the trainer)."""
     changes = [KnobChange(knob, run.value(knob), new) for knob, new in plan.overrides.items()]
     if {"per_device_train_batch_size", "gradient_accumulation_steps", "world_size"} & set(plan.overrides):
-        for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps", "ds_train_batch_size"):
+        for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps"):  # the global train_batch_size holds
             if isinstance(run.value(ds_knob), int):
                 changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
     applicability = Applicability.SAFE if plan.safe else Applicability.UNSAFE
