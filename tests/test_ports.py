@@ -184,3 +184,16 @@ def test_a_bf16_recipe_on_a_gpu_without_bf16_gets_fp16_in_every_plan_and_only_wi
 def test_device_lists_are_counted_and_cut_in_their_own_form(spec: str, count: int, first: str) -> None:
     assert count_devices(spec) == count
     assert first_devices(spec, 2 if spec.endswith("2-5") else 4) == first
+
+
+def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_number(tmp_path, cli) -> None:
+    launcher = (PORTS / "llava13b_4090" / "scripts" / "finetune.sh").read_text()
+    launcher = launcher.replace("deepspeed llava", "GPUS=8\nPER_DEVICE=16\nACC=$((128 / PER_DEVICE / GPUS))\n"
+                                "deepspeed --num_gpus $GPUS llava")
+    launcher = launcher.replace("--per_device_train_batch_size 16", "--per_device_train_batch_size $PER_DEVICE")
+    launcher = launcher.replace("--gradient_accumulation_steps 1", "--gradient_accumulation_steps $ACC")
+    folder = tmp_path / "job"
+    shutil.copytree(PORTS / "llava13b_4090", folder)
+    (folder / "scripts" / "finetune.sh").write_text(launcher)
+    cli.run(folder, "fix", "--gpu", "rtx4090", "--num-gpus", "4", "--preserve-effective-batch", "--isolated")
+    assert "ACC=$((128 / PER_DEVICE / GPUS))" in (folder / "scripts" / "finetune.sh").read_text()

@@ -2,6 +2,7 @@
 the settings graph names. Planning never writes: it reads the bytes an edit is planned against."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -38,6 +39,8 @@ _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
                    SourceKind.ARGPARSE_DEFAULT, SourceKind.ENVIRONMENT, SourceKind.SBATCH}
 _RECIPE_LAUNCHERS = ("llamafactory-cli", "axolotl")
+# Shell text whose value is computed (arithmetic, a command substitution): never replaced by a constant.
+_COMPUTED = re.compile(r"\$\(|`")
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,10 @@ class Planner:
         if target.text and not _matches(raw, target.text):
             raise Refused(f"{origin} no longer reads `{target.text}`")
         kind = file_kind(origin.path)
+        if kind == SHELL and _COMPUTED.search(raw):
+            # `GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`: writing a number there would
+            # freeze a value that follows its inputs.
+            raise Refused(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
         try:
             if kind == SHELL and target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
                 if not target.note.startswith("--"):
