@@ -38,10 +38,11 @@ class Validator:
         jsonschema.Draft202012Validator.check_schema(schema)
         self.root = jsonschema.Draft202012Validator(schema)
         self.kinds = {kind: jsonschema.Draft202012Validator({"$ref": f"#/$defs/{kind}", "$defs": schema["$defs"]})
-                      for kind in ("check_document", "runs_document")}
+                      for kind in ("check_document", "runs_document", "estimate_document")}
 
     def iter_errors(self, document: Dict):
-        kind = "check_document" if "findings" in document else "runs_document"
+        kind = ("check_document" if "findings" in document
+                else "estimate_document" if "target" in document else "runs_document")
         yield from self.kinds[kind].iter_errors(document)
         if not self.root.is_valid(document):
             yield jsonschema.ValidationError("not valid under the published schema")
@@ -71,8 +72,13 @@ def test_output_of_real_looking_jobs_follows_the_schema(cli, validator, folder: 
     for command, document in documents.items():
         assert _errors(validator, document) == [], command
     assert list(documents["check"]) == ["version", "findings", "runs"]
-    assert list(documents["show"]) == list(documents["estimate"]) == ["version", "runs"]
+    assert list(documents["show"]) == ["version", "runs"]
+    assert list(documents["estimate"]) == ["version", "target", "runs"]
     assert documents["show"]["runs"] == documents["check"]["runs"]
+    # estimate carries each job's estimate and its port plan next to the run as show writes it.
+    for shown, estimated in zip(documents["show"]["runs"], documents["estimate"]["runs"]):
+        assert {key: value for key, value in estimated.items() if key != "plan"} == shown
+        assert "plan" in estimated
 
 
 def test_rule_examples_cover_every_part_of_the_contract(tmp_path: Path, cli, validator) -> None:

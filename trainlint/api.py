@@ -18,7 +18,7 @@ in changed-files mode); a rule that fails on one job does not raise, it is liste
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,6 +34,7 @@ from trainlint.fixers.journal import recover_paths
 from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
 from trainlint.linter import lint as _lint
 from trainlint.memory import Gpu, Suggestion, suggestions
+from trainlint.memory.plans import PortPlan, plan_port
 from trainlint.resolution import Scan
 from trainlint.resolution.workspace import Workspace
 
@@ -88,22 +89,26 @@ def _paths(paths: Sequence[PathLike]) -> List[Path]:
     return [Path(path) for path in paths] or [Path(".")]
 
 
-def target_of(settings: Settings) -> Target:
-    """The GPU and world size the settings ask to check against."""
+def target_of(settings: Settings, global_batch: Optional[int] = None) -> Target:
+    """The GPU and world size the settings ask to check against (and the global batch a port keeps)."""
     if settings.num_gpus is not None and settings.num_gpus < 1:
         raise UsageError("--num-gpus must be at least 1")
+    if global_batch is not None and global_batch < 1:
+        raise UsageError("--global-batch must be at least 1")
     try:
-        return make_target(settings.gpu, settings.gpu_memory, settings.num_gpus)
+        target = make_target(settings.gpu, settings.gpu_memory, settings.num_gpus)
     except TargetError as error:
         raise UsageError(str(error)) from None
+    return replace(target, global_batch=global_batch)
 
 
 def _selection(settings: Settings) -> Selection:
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
-def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False) -> LintResult:
-    return _lint(list(paths), target_of(settings), _selection(settings), tuple(settings.exclude),
+def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False,
+                global_batch: Optional[int] = None) -> LintResult:
+    return _lint(list(paths), target_of(settings, global_batch), _selection(settings), tuple(settings.exclude),
                  preserve_effective_batch=preserve,
                  workspace=Workspace(allow_outside_reads=settings.allow_outside_reads))
 
@@ -126,19 +131,19 @@ def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed:
 
 
 def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, diff_base: Optional[str],
-                 changed: bool) -> LintResult:
+                 changed: bool, global_batch: Optional[int] = None) -> LintResult:
     """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
     a changed file."""
     changed_files = _changed_files(paths, diff_base, changed)
     if changed_files is None:
-        return _lint_paths(_paths(paths), settings, preserve)
+        return _lint_paths(_paths(paths), settings, preserve, global_batch)
     if changed:
         roots = list(dict.fromkeys(repository_of(path) for path in changed_files))
     else:
         roots = _paths(paths)
     if not roots:
         return LintResult(scan=Scan())
-    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve)
+    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve, global_batch)
     findings, narrowed = restrict(result.scan, result.findings, changed_files)
     kept = {run.id for run in narrowed.runs}
     return LintResult(
@@ -148,6 +153,7 @@ def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, 
         suppressed=result.suppressed,
         errors=result.errors,
         effective_batches={run_id: value for run_id, value in result.effective_batches.items() if run_id in kept},
+        target=result.target,
     )
 
 
@@ -260,13 +266,16 @@ class FixResult:
 
 def fix(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *, unsafe: bool = False,
         preserve_effective_batch: bool = False, preview: bool = False, diff_base: Optional[str] = None,
-        changed: bool = False) -> FixResult:
+        changed: bool = False, global_batch: Optional[int] = None) -> FixResult:
     """Apply the fixes of the findings under `paths` until none is left (at most a few rounds, every
     file written atomically, the jobs read again after each round). `unsafe` also applies fixes that
-    may change training results; `preview` writes nothing and computes every round in memory."""
+    may change training results; `preview` writes nothing and computes every round in memory. A job
+    that does not fit the target (or whose launcher states another GPU count than `num_gpus`) gets its
+    port plan; `global_batch` is the global batch to keep when the launcher states no GPU count."""
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
-    session = FixSession(lambda: _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed),
+    session = FixSession(lambda: _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed,
+                                              global_batch),
                          unsafe, preserve_effective_batch)
     outcome = session.preview() if preview else session.run()
     return FixResult(outcome, settings, unsafe, preview)
@@ -285,6 +294,9 @@ class EstimateResult:
     gpu_assumed: bool
     # Run id -> what would make a job that does not fit fit (when asked for).
     suggestions: Mapping[str, Tuple[Suggestion, ...]] = field(default_factory=dict)
+    # Run id -> the port plan onto the target (the machine's GPU count, the GPU): chosen plan and runners-up.
+    plans: Mapping[str, PortPlan] = field(default_factory=dict)
+    num_gpus: Optional[int] = None
     diagnostics: Tuple[Diagnostic, ...] = ()
     errors: Tuple[str, ...] = ()
 
@@ -294,13 +306,19 @@ class EstimateResult:
 
 
 def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
-             with_suggestions: bool = False) -> EstimateResult:
-    """Resolve the jobs under `paths` and estimate their per-GPU memory. `with_suggestions` also
-    works out, for each job that does not fit, the changes that would make it fit."""
+             with_suggestions: bool = False, global_batch: Optional[int] = None) -> EstimateResult:
+    """Resolve the jobs under `paths` and estimate their per-GPU memory, with each job's port plan onto
+    the target (what `fix` would apply). `with_suggestions` also works out, for each job that does not
+    fit, the single changes that would make it fit."""
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
-    target = target_of(settings)
-    result = _lint_paths(_paths(paths), settings)
+    target = target_of(settings, global_batch)
+    result = _lint_paths(_paths(paths), settings, global_batch=global_batch)
+    plans = {}
+    for run in result.scan.runs:
+        port = plan_port(run, target.gpu, target.num_gpus, unsafe=True, global_batch=global_batch)
+        if port is not None:
+            plans[run.id] = port
     proposals = {}
     if with_suggestions:
         proposals = {run.id: tuple(suggestions(run, target.gpu)) for run in result.scan.runs
@@ -312,6 +330,8 @@ def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None
         gpu=target.gpu,
         gpu_assumed=target.gpu_assumed,
         suggestions=proposals,
+        plans=plans,
+        num_gpus=target.num_gpus,
         diagnostics=tuple(result.scan.diagnostics),
         errors=tuple(result.errors),
     )

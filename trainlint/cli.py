@@ -39,6 +39,11 @@ def _gpu_options(parser: argparse.ArgumentParser) -> None:
                         "say")
 
 
+def _global_batch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--global-batch", type=int, metavar="B", help="global batch to keep when porting a job whose "
+                        "launcher does not state its GPU count (default: keep per-device × accumulation)")
+
+
 def _rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--select", type=_codes, default=[], metavar="CODES",
                         help="only these codes or prefixes, comma-separated (TL1,TL201)")
@@ -82,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--preserve-effective-batch", action="store_true",
                      help="keep per-device × accumulation × world size when lowering the micro-batch")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change results")
+    _global_batch_option(fix)
     fix.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
     fix.add_argument("--changed", action="store_true",
                      help="PATHS are changed files (as pre-commit passes them): fix every job that reads one")
@@ -95,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scan_options(estimate)
     _gpu_options(estimate)
     estimate.add_argument("--output-format", default="full", choices=["full", "json"], help="default: full")
+    _global_batch_option(estimate)
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code, e.g. TL101")

@@ -129,14 +129,18 @@ def run_estimate(args: Namespace) -> int:
     from trainlint.report.views import render_estimates
 
     as_json = args.output_format == "json"
-    result = estimate_jobs(args.paths, effective_settings(args), with_suggestions=not as_json)
+    result = estimate_jobs(args.paths, effective_settings(args), with_suggestions=not as_json,
+                           global_batch=args.global_batch)
     if as_json:
-        _write(_runs_json(result.report), None)
+        from trainlint.report.json_output import estimate_document
+
+        _write(json.dumps(estimate_document(result.report, result.plans, result.gpu.key, result.num_gpus), indent=2),
+               None)
         return ExitCode.CLEAN
     if not result.runs:
         _write("No training jobs found.", None)
         return ExitCode.CLEAN
-    text = render_estimates(result.runs, result.estimates, result.suggestions, color=_color())
+    text = render_estimates(result.runs, result.estimates, result.suggestions, color=_color(), plans=result.plans)
     if result.gpu_assumed:
         text = f"(no --gpu given: assuming {result.gpu.name})\n\n" + text
     _write(text, None)
@@ -176,7 +180,7 @@ def run_fix(args: Namespace) -> int:
 
     result = fix_jobs(args.paths, effective_settings(args), unsafe=args.unsafe_fixes,
                       preserve_effective_batch=args.preserve_effective_batch, preview=args.diff,
-                      changed=args.changed)
+                      changed=args.changed, global_batch=args.global_batch)
     summary = render_fix_summary(result.outcome, unsafe=result.unsafe, preview=result.preview)
     if result.preview:
         sys.stdout.write(result.diff)

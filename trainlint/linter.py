@@ -39,6 +39,8 @@ class Target:
     gpu: Gpu
     gpu_assumed: bool
     num_gpus: Optional[int] = None
+    # The global batch to keep when the launcher does not state its GPU count (`--global-batch`).
+    global_batch: Optional[int] = None
 
 
 def make_target(gpu: Optional[str] = None, gpu_memory: Optional[str] = None,
@@ -97,6 +99,8 @@ class LintResult:
     errors: List[str] = field(default_factory=list)
     # Run id -> per-device batch × accumulation × world size (Unknown saying which factor is missing).
     effective_batches: Dict[str, Value] = field(default_factory=dict)
+    # What the jobs were checked against (the fixer plans ports onto it).
+    target: Optional[Target] = None
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
@@ -116,8 +120,9 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
     and keep the findings `selection` allows."""
     found = scan(paths, exclude, workspace)
     found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]
-    result = LintResult(found)
-    ctx = CheckContext(target.gpu, target.gpu_assumed, preserve_effective_batch=preserve_effective_batch)
+    result = LintResult(found, target=target)
+    ctx = CheckContext(target.gpu, target.gpu_assumed, preserve_effective_batch=preserve_effective_batch,
+                       num_gpus=target.num_gpus)
     # Every rule runs: whether a suppression is used must not depend on --select; the selection
     # filters afterwards.
     rules = list(all_rules())

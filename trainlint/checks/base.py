@@ -37,6 +37,8 @@ class CheckContext:
     gpu: Gpu
     gpu_assumed: bool = True
     preserve_effective_batch: bool = False
+    # The machine's GPU count (`--num-gpus`), whatever the launcher states.
+    num_gpus: Optional[int] = None
 
 
 class Rule:

@@ -61,6 +61,9 @@ class PerDeviceBatchTooLarge(Rule):
     ```
 
     ## Fix safety
+    `trainlint fix` applies the job's port plan when one fits (docs/planner.md): the fastest
+    combination of micro-batch and accumulation, checkpointing, ZeRO-3 and offload, shown by
+    `trainlint estimate`. The single change below is what the finding proposes on its own.
     With `--preserve-effective-batch` the fix lowers the micro-batch to the largest size the memory
     model says fits and raises gradient accumulation so that per-device × accumulation × world size
     is unchanged: the optimizer sees the same batch, so the fix is safe. Without it, the fix only
@@ -118,7 +121,8 @@ class PerDeviceBatchTooLarge(Rule):
             smaller = training_estimate(run, ctx.gpu, per_device_train_batch_size=fits_at)
             message += f"; {fits_at} fits ({smaller.peak_gib:.1f} GiB)"
         else:
-            message += "; even a micro-batch of 1 does not fit (see the memory breakdown: `trainlint estimate`)"
+            message += "; even a micro-batch of 1 does not fit"
+        message += "; `trainlint estimate` shows the port plan (the fastest combination of changes that fits)"
         limit = current.sequence_tokens
         short_enough = fitting_length(run, ctx.gpu, batch, limit) if limit else None
         if short_enough is not None:

@@ -169,3 +169,31 @@ def _with_keyword(args: List[cst.Arg], name: str, value: cst.BaseExpression) -> 
     new_arg = new_arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
     moved = last.with_changes(comma=between, whitespace_after_arg=cst.SimpleWhitespace(""))
     return args[:-1] + [moved, new_arg]
+
+
+# ------------------------------------------------------------------ deepspeed config
+_ZERO_SECTION = re.compile(rb'"zero_optimization"\s*:\s*\{')
+
+
+def deepspeed_key_edit(path: str, key: str, device: Value, read: ReadBytes) -> Edit:
+    """A new `"<key>": {"device": ..., "pin_memory": true}` entry at the top of the config's
+    `zero_optimization` section (offload of the optimizer states or of the parameters)."""
+    data = read(path)
+    if data is None:
+        raise Refused(f"cannot read {path}")
+    sections = list(_ZERO_SECTION.finditer(data))
+    if len(sections) != 1:
+        raise Refused(f"{path} has no single `zero_optimization` section to add {key} to")
+    if not isinstance(device, str) or not device:
+        raise Refused(f"no offload device to write for {key}")
+    opening = sections[0].end()
+    following = data[opening:]
+    empty = following.lstrip().startswith(b"}")
+    newline = line_ending(data)
+    next_line = re.match(rb"[ \t]*\r?\n([ \t]*)\S", following)
+    if next_line is not None and not empty:
+        indentation = next_line.group(1).decode("utf-8")
+        entry = f'{newline}{indentation}"{key}": {{"device": "{device}", "pin_memory": true}},'
+    else:
+        entry = f' "{key}": {{"device": "{device}", "pin_memory": true}}' + ("" if empty else ",")
+    return Edit(origin_of(path, data, opening, opening), entry)

@@ -2,6 +2,7 @@
 the settings graph names. Planning never writes: it reads the bytes an edit is planned against."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -10,6 +11,7 @@ from trainlint.core import (
     Applicability,
     Edit,
     Finding,
+    Fix,
     KnobChange,
     Origin,
     Setting,
@@ -19,9 +21,16 @@ from trainlint.core import (
     Value,
 )
 from trainlint.fixers.edits import by_path, collide
-from trainlint.fixers.insert import Refused, flag_edit, keyword_edit, yaml_key_edit
-from trainlint.fixers.render import PYTHON, SHELL, YAML, CannotRender, file_kind, is_bare_flag, render, same_value
+from trainlint.fixers.insert import Refused, deepspeed_key_edit, flag_edit, keyword_edit, yaml_key_edit
+from trainlint.fixers.render import JSON, PYTHON, SHELL, YAML, CannotRender, file_kind, is_bare_flag, render, same_value
 from trainlint.linter import LintResult
+from trainlint.memory.plans import LauncherCount, Plan, PortPlan, launcher_gpu_count, plan_port
+
+# Findings whose fix is the job's port plan: the memory rules and the GPU-count rule. The plan changes
+# several knobs at once (a rule's single change is planned against the job as it is).
+PORT_PLAN_CODES = frozenset({"TL101", "TL106", "TL108", "TL112", "TL203"})
+# The knobs a port plan writes into a DeepSpeed config when the config does not name them yet.
+_DEEPSPEED_INSERTS = {"offload_optimizer": "offload_optimizer", "offload_param": "offload_param"}
 
 # Knobs the fix engine never writes: they describe the machine, not the recipe.
 _NOT_WRITABLE = {"world_size", "num_nodes"}
@@ -30,6 +39,8 @@ _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
                    SourceKind.ARGPARSE_DEFAULT, SourceKind.ENVIRONMENT, SourceKind.SBATCH}
 _RECIPE_LAUNCHERS = ("llamafactory-cli", "axolotl")
+# Shell text whose value is computed (arithmetic, a command substitution): never replaced by a constant.
+_COMPUTED = re.compile(r"\$\(|`")
 
 
 @dataclass(frozen=True)
@@ -72,9 +83,39 @@ class Planner:
         self.result = result
         self.runs: Dict[str, TrainingRun] = {run.id: run for run in result.scan.runs}
         self.read = _FileCache()
+        self._ports: Dict[str, Optional[PortPlan]] = {}
+
+    # ------------------------------------------------------------ port plans
+    def port(self, run_id: str) -> Optional[PortPlan]:
+        """The port plan of one job onto the target the lint ran against (computed once)."""
+        if run_id not in self._ports:
+            run, target = self.runs.get(run_id), self.result.target
+            self._ports[run_id] = None if run is None or target is None else plan_port(
+                run, target.gpu, target.num_gpus, unsafe=True, global_batch=target.global_batch)
+        return self._ports[run_id]
+
+    def _port_fix(self, finding: Finding) -> Optional[PlannedFix]:
+        port = self.port(finding.run_id or "")
+        if port is None or port.chosen is None:
+            return None
+        run = self.runs[finding.run_id]
+        if finding.fix is not None and _same_changes(finding.fix, port.chosen):
+            return None  # the rule's own fix is the plan: keep its words
+        fix = port_fix(run, port.chosen)
+        finding = replace(finding, fix=fix)
+        try:
+            edits = _merged_insertions(self._change_edits(finding))
+            _check_consistent(edits)
+        except Refused as refusal:
+            return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
+        return PlannedFix(finding, tuple(edits), fix.applicability)
 
     # ------------------------------------------------------------ findings
     def plan(self, finding: Finding) -> Optional[PlannedFix]:
+        if finding.code in PORT_PLAN_CODES and finding.run_id:
+            planned = self._port_fix(finding)
+            if planned is not None:
+                return planned
         fix = finding.fix
         if fix is None:
             return None
@@ -119,6 +160,8 @@ class Planner:
         """Edits that give `change.knob` its new value; `together` are the other knobs the same fix
         changes (a place they share with this knob may be edited for all of them)."""
         knob, new = change.knob, change.new
+        if knob == "world_size":
+            return self._gpu_count(run, new)
         if knob in _NOT_WRITABLE:
             raise Refused(f"{knob} is a property of the machine, not a setting to rewrite")
         if new is None or isinstance(new, Unknown):
@@ -132,9 +175,44 @@ class Planner:
             if new == "auto":
                 return []  # nothing pins it: DeepSpeed already takes the trainer's value
             raise Refused(f"the DeepSpeed config does not set {knob}; add it by hand")
+        if knob in _DEEPSPEED_INSERTS:
+            return [self._deepspeed_insert(run, knob, new)]
         if winner is not None and same_value(winner.value, new):
             return []
         return [self._insert(run, knob, new)]
+
+    def _deepspeed_insert(self, run: TrainingRun, knob: str, new: Value) -> Edit:
+        """`zero_optimization.<knob>` added to the DeepSpeed config the job's ZeRO stage comes from."""
+        stage = run.setting("zero_stage")
+        if stage is None or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
+                or file_kind(stage.origin.path) != JSON:
+            raise Refused(f"no DeepSpeed JSON config to add {knob} to")
+        if len(self.result.scan.graph.runs_touching(stage.origin.path)) > 1:
+            raise Refused(f"{stage.origin.path} is shared with other jobs; add {knob} by hand")
+        return deepspeed_key_edit(stage.origin.path, _DEEPSPEED_INSERTS[knob], new, self.read)
+
+    def _gpu_count(self, run: TrainingRun, new: Value) -> List[Edit]:
+        """The launcher's GPU count rewritten where it is stated: the number, or the device list."""
+        stated = launcher_gpu_count(run)
+        if stated is None:
+            return []  # the launcher states none: the machine decides
+        if not isinstance(new, int) or new < 1:
+            raise Refused(f"no GPU count to write: {new!r}")
+        if stated.count == new:
+            return []
+        if stated.nodes != 1:
+            raise Refused("the GPU count is per node of a multi-node launch; change it by hand")
+        return [self._rewrite_count(run, stated, new)]
+
+    def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int) -> Edit:
+        chain = [s for s in _chain(stated.source) if s.origin is not None]
+        graph = self.result.scan.graph
+        target = next((s for s in reversed(chain) if graph.is_exclusive(s.origin, run.id, "world_size")
+                       and not isinstance(s.value, Unknown) and same_value(s.value, stated.source.value)), None)
+        if target is None:
+            raise Refused(f"the GPU count at {stated.source.origin} is shared with other jobs; change it by hand")
+        value: Value = first_devices(str(target.value), new) if stated.devices else new
+        return self._rewrite(target, value)
 
     def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
                     together: Tuple[str, ...] = ()) -> Edit:
@@ -175,6 +253,10 @@ class Planner:
         if target.text and not _matches(raw, target.text):
             raise Refused(f"{origin} no longer reads `{target.text}`")
         kind = file_kind(origin.path)
+        if kind == SHELL and _COMPUTED.search(raw):
+            # `GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`: writing a number there would
+            # freeze a value that follows its inputs.
+            raise Refused(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
         try:
             if kind == SHELL and target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
                 if not target.note.startswith("--"):
@@ -275,3 +357,51 @@ def planned_finding(planned: PlannedFix) -> Finding:
         fix = replace(fix, applicability=Applicability.DISPLAY_ONLY,
                       message=f"{fix.message} (not applied automatically: {planned.problem})")
     return replace(finding, fix=fix, edits=planned.edits)
+
+
+def _same_changes(fix: Fix, plan: Plan) -> bool:
+    own = {change.knob: change.new for change in fix.changes if not change.knob.startswith("ds_")}
+    return bool(own) and own == plan.overrides
+
+
+def _merged_insertions(edits: List[Edit]) -> List[Edit]:
+    """Several new settings added at one place (flags after the same last argument) become one edit,
+    in the plan's order: two insertions at one point would collide."""
+    out: List[Edit] = []
+    for edit in edits:
+        if edit.origin.start_byte == edit.origin.end_byte:
+            index = next((i for i, e in enumerate(out) if e.origin == edit.origin), None)
+            if index is not None:
+                out[index] = Edit(edit.origin, out[index].content + edit.content)
+                continue
+        out.append(edit)
+    return out
+
+
+def first_devices(spec: str, count: int) -> str:
+    """`localhost:0-7` -> `localhost:0-3`, `0,1,2,3,4,5,6,7` -> `0,1,2,3`: the first `count` devices, in
+    the form the list was written."""
+    host, colon, slots = spec.rpartition(":")
+    prefix = host + colon
+    items = slots.split(",")
+    if len(items) == 1 and "-" in slots:
+        low = int(slots.partition("-")[0])
+        return f"{prefix}{low}-{low + count - 1}" if count > 1 else f"{prefix}{low}"
+    devices: List[str] = []
+    for item in items:
+        low, dash, high = item.partition("-")
+        devices.extend(str(n) for n in (range(int(low), int(high) + 1) if dash else [int(low)]))
+    return prefix + ",".join(devices[:count])
+
+
+def port_fix(run: TrainingRun, plan: Plan) -> Fix:
+    """The knob changes of a port plan, as one fix (DeepSpeed batch keys deferred to the trainer)."""
+    changes = [KnobChange(knob, run.value(knob), new) for knob, new in plan.overrides.items()]
+    if {"per_device_train_batch_size", "gradient_accumulation_steps", "world_size"} & set(plan.overrides):
+        for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps"):  # the global train_batch_size holds
+            if isinstance(run.value(ds_knob), int):
+                changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
+    applicability = Applicability.SAFE if plan.safe else Applicability.UNSAFE
+    message = (f"port plan: {plan.summary()} (estimated peak {plan.estimate.peak_gib:.1f} GiB, "
+               f"relative speed {plan.relative_speed:.2f})")
+    return Fix(applicability, message, tuple(changes))

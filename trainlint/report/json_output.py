@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from trainlint import __version__
 from trainlint.core import Edit, Finding, MemoryEstimate, Origin, Report, Setting, TrainingRun, Unknown, Value
+from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import (
     applicability_name,
     by_location,
@@ -137,4 +138,41 @@ def memory_document(estimate: MemoryEstimate) -> Json:
         "high_gib": _gib(estimate.high_gib),
         "breakdown": dict(breakdown),
         "assumptions": list(estimate.assumptions),
+    }
+
+
+def estimate_document(report: Report, plans: Mapping[str, PortPlan], gpu: str, num_gpus: Optional[int], *,
+                      root: str = ".") -> Json:
+    """`estimate --output-format json`: the target, and each job with its estimate and its port plan."""
+    runs = []
+    for run in report.runs:
+        document = run_document(run, report.estimates.get(run.id), run_batch(report, run.id), root)
+        port = plans.get(run.id)
+        document["plan"] = port_document(port) if port is not None else None
+        runs.append(document)
+    return {"version": __version__, "target": {"gpu": gpu, "num_gpus": num_gpus}, "runs": runs}
+
+
+def port_document(port: PortPlan) -> Json:
+    return {
+        "needed": port.needed,
+        "chosen": plan_document(port.chosen) if port.chosen is not None else None,
+        "runners_up": [plan_document(plan) for plan in port.runners_up],
+        "best_effort": plan_document(port.best_effort) if port.best_effort is not None else None,
+        "global_batch": port.global_batch,
+        "notes": list(port.notes),
+        "smallest_gpu_as_written": port.smallest_gpu_as_written or None,
+        "smallest_gpu_with_plan": port.smallest_gpu_with_plan or None,
+    }
+
+
+def plan_document(plan: Plan) -> Json:
+    return {
+        "changes": [{"kind": step.kind.value, "description": step.description, "safe": step.safe,
+                     "settings": {knob: _plain(value) for knob, value in step.overrides.items()}}
+                    for step in plan.steps],
+        "safe": plan.safe,
+        "peak_gib": _gib(plan.estimate.peak_gib),
+        "fits": plan.fits,
+        "relative_speed": plan.relative_speed,
     }

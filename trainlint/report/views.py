@@ -10,6 +10,7 @@ from rich.text import Text
 
 from trainlint.core import MemoryEstimate, Report, Setting, TrainingRun, Unknown
 from trainlint.memory import find_gpu
+from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import format_value, relative_path, run_batch
 
 # The knobs a user reads first; the rest follow alphabetically.
@@ -83,6 +84,36 @@ def render_show(report: Report, *, root: str = ".", color: bool = False) -> str:
     return buffer.getvalue()
 
 
+def _plan_line(plan: Plan) -> str:
+    safety = "" if plan.safe else " [unsafe: changes what trains]"
+    return (f"{plan.estimate.peak_gib:.1f} GiB, relative speed {plan.relative_speed:.2f}{safety}: "
+            f"{plan.summary()}")
+
+
+def _print_port(console: Console, port: PortPlan) -> None:
+    """The port plan: the chosen plan, or the best one and the hardware that would run the job."""
+    target = f"{port.num_gpus} × {gpu_name(port.gpu)}" if port.num_gpus else gpu_name(port.gpu)
+    if port.chosen is not None:
+        console.print(Text(f"  plan for {target}: {_plan_line(port.chosen)}", style="green"))
+        for plan in port.runners_up:
+            console.print(f"    or: {_plan_line(plan)}")
+    elif port.best_effort is not None:
+        console.print(Text(f"  nothing fits {target}; the best plan peaks at {_plan_line(port.best_effort)}",
+                           style="bold red"))
+    if port.global_batch is not None:
+        console.print(f"  global batch kept: {port.global_batch}")
+    for note in port.notes:
+        console.print(f"  note: {note}")
+    count = f"{port.num_gpus} × " if port.num_gpus else ""
+    none = f"none in the catalog (at {port.num_gpus} GPUs)" if port.num_gpus else "none in the catalog"
+    if port.chosen is None or port.smallest_gpu_as_written:
+        console.print(f"  smallest GPU for the job as written: {count}{port.smallest_gpu_as_written or none}")
+    if port.chosen is None:
+        console.print(f"  smallest GPU with the best plan: {count}{port.smallest_gpu_with_plan or none}")
+    console.print("  (relative speed: estimated throughput against the recipe as written, were memory no limit; "
+                  "docs/planner.md)")
+
+
 def gpu_name(key: str) -> str:
     """`NVIDIA A100 40GB` for the catalog key `a100-40gb` (an estimate names its GPU by key)."""
     found = find_gpu(key)
@@ -95,7 +126,8 @@ def _bar(value: float, scale: float, width: int = 40) -> str:
 
 
 def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, MemoryEstimate],
-                     suggestions: Optional[Mapping[str, Sequence]] = None, *, color: bool = False) -> str:
+                     suggestions: Optional[Mapping[str, Sequence]] = None, *, color: bool = False,
+                     plans: Optional[Mapping[str, PortPlan]] = None) -> str:
     buffer = io.StringIO()
     console = _console(color, buffer)
     for run in runs:
@@ -123,6 +155,11 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
             console.print(f"  assumes: {line}")
         for line in estimate.unknowns:
             console.print(Text(f"  unknown: {line}", style="yellow"))
+        port = (plans or {}).get(run.id)
+        if port is not None and port.needed:
+            _print_port(console, port)
+            console.print()
+            continue
         for suggestion in (suggestions or {}).get(run.id, ()):
             new = getattr(suggestion, "estimate", None)
             description = getattr(suggestion, "description", str(suggestion))

@@ -27,9 +27,15 @@ def _unknown(reason: str, *sources: Optional[Setting]) -> Setting:
 
 
 def _count_devices(spec: str) -> Optional[int]:
-    """`0,1,2,3` -> 4."""
-    items = [item for item in spec.split(",") if item.strip()]
-    return len(items) if items and all(i.strip().isdigit() for i in items) else None
+    """`0,1,2,3` -> 4, `0-7` -> 8 (deepspeed's `--include` takes ranges)."""
+    items = [item.strip() for item in spec.split(",") if item.strip()]
+    total = 0
+    for item in items:
+        low, dash, high = item.partition("-")
+        if not low.isdigit() or (dash and (not high.isdigit() or int(high) < int(low))):
+            return None
+        total += int(high) - int(low) + 1 if dash else 1
+    return total or None
 
 
 def _visible_devices(env: Mapping[str, Setting]) -> Optional[Setting]:

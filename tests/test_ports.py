@@ -1,0 +1,199 @@
+"""Porting real recipes to the hardware at hand: `trainlint fix --gpu G --num-gpus N` applies each job's
+port plan (several changes at once, the launcher's GPU count included) and the result runs there."""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Tuple
+
+import pytest
+
+from tests.conftest import SAMPLES
+from trainlint.api import estimate, load_settings
+from trainlint.fixers.planner import first_devices
+from trainlint.linter import lint, make_target
+from trainlint.memory import find_gpu
+from trainlint.memory.cost import relative_speed
+from trainlint.memory.plans import ChangeKind, count_devices, plan_port
+
+PORTS = SAMPLES / "ports"
+MEMORY_RULES = {"TL101", "TL106", "TL108", "TL112"}
+
+
+@dataclass(frozen=True)
+class Port:
+    folder: str
+    gpu: str
+    num_gpus: int
+    options: Tuple[str, ...] = ("--preserve-effective-batch",)
+    # What the plan must contain (a change kind each), so that a port that happens to fit untouched fails.
+    expected: Tuple[ChangeKind, ...] = ()
+
+
+CASES = {
+    "13B full fine-tune onto 4 x RTX 4090": Port(
+        "llava13b_4090", "rtx4090", 4, expected=(ChangeKind.MICRO_BATCH, ChangeKind.OFFLOAD_OPTIMIZER)),
+    "LoRA recipe pinned to 8 GPUs onto 4 x A100 40GB": Port(
+        "qwenvl_lora_a100_40gb", "a100-40gb", 4, expected=(ChangeKind.GPU_COUNT,)),
+    "bf16 recipe onto 4 x V100 32GB": Port(
+        "alpaca_bf16_v100", "v100-32gb", 4, ("--preserve-effective-batch", "--unsafe-fixes"),
+        expected=(ChangeKind.FP16,)),
+    "torchrun --nproc_per_node=8 onto a 4-GPU machine": Port(
+        "vicuna13b_nproc8", "a6000", 4, expected=(ChangeKind.GPU_COUNT,)),
+    "LLaMA-Factory YAML onto 2 x A100 40GB": Port(
+        "lf_qwen_2gpu", "a100-40gb", 2, expected=(ChangeKind.MICRO_BATCH, ChangeKind.OFFLOAD_OPTIMIZER)),
+    "deepspeed --include localhost:0-7 onto 4 x A100 40GB": Port(
+        "minicpmv_include8", "a100-40gb", 4, expected=(ChangeKind.GPU_COUNT, ChangeKind.OFFLOAD_OPTIMIZER)),
+}
+
+
+def snapshot(root: Path) -> Dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def global_batches(folder: Path, port: Port) -> Dict[str, object]:
+    """Each job's global batch, counting the launcher's GPUs when it states them."""
+    result = lint([folder], make_target(port.gpu, None, port.num_gpus))
+    return {run.path.rsplit("/", 1)[-1]: result.effective_batches[run.id] for run in result.scan.runs}
+
+
+@pytest.mark.parametrize("port", list(CASES.values()), ids=list(CASES))
+def test_a_real_recipe_is_ported_and_stays_ported(tmp_path, cli, port: Port) -> None:
+    folder = tmp_path / port.folder
+    shutil.copytree(PORTS / port.folder, folder)
+    target = ("--gpu", port.gpu, "--num-gpus", str(port.num_gpus))
+    planned = estimate([folder], load_settings([folder], gpu=port.gpu, num_gpus=port.num_gpus, isolated=True))
+    (plan,) = planned.plans.values()
+    assert plan.chosen is not None
+    assert set(port.expected) <= {step.kind for step in plan.chosen.steps}
+    before_batches = global_batches(folder, port)
+    before = snapshot(folder)
+
+    code, out, err = cli.run(folder, "fix", *target, *port.options, "--isolated")
+    assert "undone" not in err, err
+    assert snapshot(folder) != before, out
+
+    _, document = cli.check_json(folder, *target, "--isolated")
+    codes = {finding["code"] for finding in document["findings"]}
+    assert "TL001" not in codes  # every rewritten file parses
+    assert not codes & MEMORY_RULES, document["findings"]
+    assert all(run["memory"]["peak_gib"] <= run["memory"]["capacity_gib"] for run in document["runs"])
+    assert global_batches(folder, port) == before_batches
+
+    after = snapshot(folder)
+    cli.run(folder, "fix", *target, *port.options, "--isolated")
+    assert snapshot(folder) == after
+
+
+def test_the_llava_port_rewrites_batch_and_deepspeed_config_together(tmp_path, cli) -> None:
+    folder = tmp_path / "llava"
+    shutil.copytree(PORTS / "llava13b_4090", folder)
+    cli.run(folder, "fix", "--gpu", "rtx4090", "--num-gpus", "4", "--preserve-effective-batch", "--isolated")
+    launcher = (folder / "scripts" / "finetune.sh").read_text()
+    assert "--per_device_train_batch_size 2 \\" in launcher and "--gradient_accumulation_steps 8 \\" in launcher
+    config = json.loads((folder / "scripts" / "zero3.json").read_text())
+    assert config["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
+    assert config["zero_optimization"]["stage"] == 3
+
+
+def test_a_gpu_count_in_a_variable_is_rewritten_at_the_variable(tmp_path, cli) -> None:
+    folder = tmp_path / "qwen"
+    shutil.copytree(PORTS / "qwenvl_lora_a100_40gb", folder)
+    cli.run(folder, "fix", "--gpu", "a100-40gb", "--num-gpus", "4", "--preserve-effective-batch", "--isolated")
+    launcher = (folder / "finetune" / "finetune_lora_ds.sh").read_text()
+    assert "GPUS_PER_NODE=4\n" in launcher and "--nproc_per_node $GPUS_PER_NODE" in launcher
+    assert "--gradient_accumulation_steps 16 \\" in launcher
+
+
+def test_check_reports_a_launcher_that_pins_more_processes_than_gpus(cli) -> None:
+    codes = cli.codes(PORTS / "minicpmv_include8", "--gpu", "a100-80gb", "--num-gpus", "4", "--isolated")
+    assert "TL112" in codes
+    assert "TL112" not in cli.codes(PORTS / "minicpmv_include8", "--gpu", "a100-80gb", "--num-gpus", "8",
+                                     "--isolated")
+    assert "TL112" not in cli.codes(PORTS / "minicpmv_include8", "--gpu", "a100-80gb", "--isolated")
+
+
+def test_without_a_stated_count_the_global_batch_option_names_the_batch_to_keep(tmp_path) -> None:
+    folder = tmp_path / "llava"
+    shutil.copytree(PORTS / "llava13b_4090", folder)
+    settings = load_settings([folder], gpu="rtx4090", num_gpus=4, isolated=True)
+    kept = estimate([folder], settings)
+    (plan,) = kept.plans.values()
+    assert plan.global_batch == 64 and any("global batch" in note for note in plan.notes)
+    named = estimate([folder], settings, global_batch=128)
+    (plan,) = named.plans.values()
+    assert plan.global_batch == 128
+    overrides = plan.chosen.overrides
+    assert overrides.get("per_device_train_batch_size", 16) * overrides["gradient_accumulation_steps"] * 4 == 128
+
+
+def test_when_nothing_fits_the_best_plan_and_the_hardware_that_would_run_it_are_named(cli) -> None:
+    code, out, _ = cli.run(PORTS / "llava13b_4090", "estimate", "--gpu-memory", "4GiB", "--num-gpus", "1",
+                           "--isolated")
+    assert "nothing fits" in out
+    assert "smallest GPU for the job as written" in out and "smallest GPU with the best plan" in out
+
+
+def test_estimate_lists_the_chosen_plan_with_its_relative_speed_and_runners_up(cli) -> None:
+    _, out, _ = cli.run(PORTS / "llava13b_4090", "estimate", "--gpu", "rtx4090", "--num-gpus", "4", "--isolated")
+    assert "plan for 4 × NVIDIA GeForce RTX 4090" in out and "relative speed 0." in out
+    assert out.count("    or: ") >= 2
+
+
+def test_estimate_json_carries_the_estimate_and_the_plan(cli) -> None:
+    _, out, _ = cli.run(PORTS / "llava13b_4090", "estimate", "--gpu", "rtx4090", "--num-gpus", "4",
+                        "--output-format", "json", "--isolated")
+    document = json.loads(out)
+    assert document["target"] == {"gpu": "rtx4090", "num_gpus": 4}
+    (run,) = document["runs"]
+    assert run["memory"]["peak_gib"] > run["memory"]["capacity_gib"]
+    chosen = run["plan"]["chosen"]
+    assert chosen["fits"] and chosen["peak_gib"] <= run["memory"]["capacity_gib"] and 0 < chosen["relative_speed"] < 1
+    assert {change["kind"] for change in chosen["changes"]} >= {"micro-batch", "offload-optimizer"}
+
+
+def test_the_cost_model_orders_the_classic_trade_offs() -> None:
+    result = lint([PORTS / "alpaca_bf16_v100"], make_target("a100-80gb", None, 4))
+    (run,) = result.scan.runs
+    gpu = find_gpu("a100-80gb")
+    checkpointing_off = {"gradient_checkpointing": False}
+    assert relative_speed(run, gpu, {"gradient_checkpointing": True}, checkpointing_off) == pytest.approx(0.75, 0.01)
+    assert relative_speed(run, gpu, {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 16}) < 1
+    assert relative_speed(run, gpu, {}) == 1.0
+
+
+def test_a_bf16_recipe_on_a_gpu_without_bf16_gets_fp16_in_every_plan_and_only_with_unsafe_fixes(tmp_path, cli):
+    folder = tmp_path / "alpaca"
+    shutil.copytree(PORTS / "alpaca_bf16_v100", folder)
+    result = lint([folder], make_target("v100-32gb", None, 4))
+    port = plan_port(result.scan.runs[0], find_gpu("v100-32gb"), 4, unsafe=True)
+    assert all(ChangeKind.FP16 in {s.kind for s in plan.steps} for plan in (port.chosen, *port.runners_up))
+    assert ChangeKind.LORA not in {s.kind for s in port.chosen.steps}  # the smallest departure wins
+    before = snapshot(folder)
+    cli.run(folder, "fix", "--gpu", "v100-32gb", "--num-gpus", "4", "--preserve-effective-batch", "--isolated")
+    assert snapshot(folder) == before
+
+
+@pytest.mark.parametrize("spec, count, first", [
+    ("localhost:0-7", 8, "localhost:0-3"),
+    ("0,1,2,3,4,5,6,7", 8, "0,1,2,3"),
+    ("localhost:2-5", 4, "localhost:2-3"),
+])
+def test_device_lists_are_counted_and_cut_in_their_own_form(spec: str, count: int, first: str) -> None:
+    assert count_devices(spec) == count
+    assert first_devices(spec, 2 if spec.endswith("2-5") else 4) == first
+
+
+def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_number(tmp_path, cli) -> None:
+    launcher = (PORTS / "llava13b_4090" / "scripts" / "finetune.sh").read_text()
+    launcher = launcher.replace("deepspeed llava", "GPUS=8\nPER_DEVICE=16\nACC=$((128 / PER_DEVICE / GPUS))\n"
+                                "deepspeed --num_gpus $GPUS llava")
+    launcher = launcher.replace("--per_device_train_batch_size 16", "--per_device_train_batch_size $PER_DEVICE")
+    launcher = launcher.replace("--gradient_accumulation_steps 1", "--gradient_accumulation_steps $ACC")
+    folder = tmp_path / "job"
+    shutil.copytree(PORTS / "llava13b_4090", folder)
+    (folder / "scripts" / "finetune.sh").write_text(launcher)
+    cli.run(folder, "fix", "--gpu", "rtx4090", "--num-gpus", "4", "--preserve-effective-batch", "--isolated")
+    assert "ACC=$((128 / PER_DEVICE / GPUS))" in (folder / "scripts" / "finetune.sh").read_text()

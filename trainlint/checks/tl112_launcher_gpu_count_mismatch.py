@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from trainlint.checks._conditions import known_int
+from trainlint.checks._examples import job
+from trainlint.checks.base import CheckContext, Example, Rule
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.memory.plans import launcher_gpu_count
+
+
+class LauncherGpuCountMismatch(Rule):
+    """
+    ## What it does
+    Compares the GPU count the launcher states (`--nproc_per_node 8`, a `GPUS_PER_NODE=8` variable
+    feeding it, `deepspeed --num_gpus 8`, `--include localhost:0-7`, `CUDA_VISIBLE_DEVICES`,
+    accelerate's `num_processes`) with the machine's, given by `--num-gpus N`. Without `--num-gpus`
+    it says nothing.
+
+    ## Why is this bad
+    More processes than GPUs: the job fails at start-up (`invalid device ordinal`, or the launcher
+    refuses the device list). Fewer: GPUs stay idle. And a recipe ported by hand to fewer GPUs
+    silently trains with a smaller global batch (per-device × accumulation × GPUs) than the one its
+    learning rate was tuned for.
+
+    ## Example
+    ```sh
+    GPUS_PER_NODE=8
+    torchrun --nproc_per_node $GPUS_PER_NODE train.py --per_device_train_batch_size 4 \\
+        --gradient_accumulation_steps 4
+    ```
+    On a 4-GPU machine (`trainlint fix --num-gpus 4`):
+    ```sh
+    GPUS_PER_NODE=4
+    torchrun --nproc_per_node $GPUS_PER_NODE train.py --per_device_train_batch_size 4 \\
+        --gradient_accumulation_steps 8
+    ```
+
+    ## Fix safety
+    The fix is the job's port plan (`trainlint estimate --num-gpus N` shows it): the count is
+    rewritten where it is stated (the variable, not the flag that reads it) and gradient
+    accumulation scaled so that the global batch is kept, with whatever else the target GPU needs
+    to fit. Safe. A per-node count of a multi-node launch is left to a human.
+    """
+
+    code = "TL112"
+    name = "launcher-gpu-count-mismatch"
+    severity = Severity.ERROR
+    summary = "The launcher starts a different number of processes than the machine has GPUs"
+    examples = (
+        Example("torchrun --nproc_per_node 8 on a 4-GPU machine",
+                job("--per_device_train_batch_size 4\n--gradient_accumulation_steps 4",
+                    launcher="torchrun --nproc_per_node 8"), True, ("--num-gpus", "4")),
+        Example("deepspeed --include localhost:0-7 on a 4-GPU machine",
+                job("--per_device_train_batch_size 4", launcher="deepspeed --include localhost:0-7"), True,
+                ("--num-gpus", "4")),
+        Example("torchrun --nproc_per_node 4 on a 4-GPU machine",
+                job("--per_device_train_batch_size 4", launcher="torchrun --nproc_per_node 4"), False,
+                ("--num-gpus", "4")),
+        Example("bare deepspeed uses every GPU the machine has",
+                job("--per_device_train_batch_size 4", launcher="deepspeed"), False, ("--num-gpus", "4")),
+    )
+
+    def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        if ctx.num_gpus is None:
+            return
+        stated = launcher_gpu_count(run)
+        if stated is None or stated.count == ctx.num_gpus:
+            return
+        if stated.count > ctx.num_gpus:
+            consequence = (f"starting {stated.count} processes on {ctx.num_gpus} GPUs fails at start-up")
+            severity = Severity.ERROR
+        else:
+            consequence = f"{ctx.num_gpus - stated.count} of the machine's {ctx.num_gpus} GPUs stay idle"
+            severity = Severity.WARNING
+        message = (f"the launcher states {stated.count} GPUs, the machine has {ctx.num_gpus} (--num-gpus): "
+                   f"{consequence}; changing the count alone changes the global batch "
+                   f"(`trainlint estimate --num-gpus {ctx.num_gpus}` shows the port plan)")
+        changes = [KnobChange("world_size", stated.count, ctx.num_gpus)]
+        accumulation = known_int(run, "gradient_accumulation_steps")
+        if accumulation is not None and (accumulation * stated.count) % ctx.num_gpus == 0:
+            changes.append(KnobChange("gradient_accumulation_steps", accumulation,
+                                      accumulation * stated.count // ctx.num_gpus))
+        fix = Fix(Applicability.SAFE, f"set the GPU count to {ctx.num_gpus} and scale gradient accumulation to keep "
+                                      f"the global batch", tuple(changes))
+        yield self.finding(run, message, severity=severity, at=stated.source, fix=fix)
