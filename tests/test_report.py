@@ -213,7 +213,7 @@ FINDING_KEYS = ["code", "name", "severity", "message", "path", "line", "column",
 
 def test_json_follows_the_contract(sample: Sample) -> None:
     document = json.loads(render(sample.report, "json", root=str(sample.root)))
-    assert list(document) == ["version", "findings", "runs"]
+    assert list(document) == ["version", "findings", "runs", "unread"]
     assert document["version"] == __version__
     assert [f["code"] for f in document["findings"]] == ["TL304", "TL101", "TL103"]  # by path, line
     broken, too_large, eval_batch = document["findings"]

@@ -18,7 +18,7 @@ in changed-files mode); a rule that fails on one job does not raise, it is liste
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,14 +26,23 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from trainlint.baseline import BaselineError, load_baseline
 from trainlint.baseline import write_baseline as _write_baseline_file
-from trainlint.changed import ChangedFilesError, git_changed_files, repository_of, restrict, scan_paths
+from trainlint.changed import (
+    ChangedFilesError,
+    git_changed_files,
+    real,
+    repository_of,
+    restrict,
+    restricted_files,
+    scan_paths,
+)
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
 from trainlint.fixers.engine import FixOutcome, FixSession, with_planned_edits
 from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
 from trainlint.linter import lint as _lint
 from trainlint.memory import Gpu, Suggestion, suggestions
-from trainlint.resolution import Scan
+from trainlint.gitignore import ignored_paths
+from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, Scan
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -68,18 +77,23 @@ class UsageError(Exception):
 def load_settings(paths: Sequence[PathLike] = (), *, config: Optional[PathLike] = None, isolated: bool = False,
                   select: Sequence[str] = (), ignore: Sequence[str] = (), exclude: Sequence[str] = (),
                   gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None,
-                  fail_on: Optional[str] = None) -> Settings:
+                  fail_on: Optional[str] = None, extend_select: Sequence[str] = (), extend_ignore: Sequence[str] = (),
+                  respect_gitignore: bool = True) -> Settings:
     """The configuration file (`config`, or the one found from the first of `paths`, or none when
-    `isolated`) merged with the keyword arguments; an argument left at its default does not override."""
+    `isolated`) merged with the keyword arguments; an argument left at its default does not override.
+    `ignore` and `extend_ignore` add to the configured ignores, `extend_select` to the configured
+    selection (`select` replaces it; `ALL` selects every rule)."""
     request = SimpleNamespace(
         paths=[Path(path) for path in paths], config=Path(config) if config is not None else None,
         isolated=isolated, select=list(select), ignore=list(ignore), exclude=list(exclude), gpu=gpu,
-        gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on,
+        gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on, extend_select=list(extend_select),
+        extend_ignore=list(extend_ignore),
     )
     try:
-        return resolve_settings(request)
+        settings = resolve_settings(request)
     except ConfigError as error:
         raise UsageError(str(error)) from None
+    return settings if respect_gitignore else replace(settings, respect_gitignore=False)
 
 
 def _paths(paths: Sequence[PathLike]) -> List[Path]:
@@ -100,8 +114,16 @@ def _selection(settings: Settings) -> Selection:
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
+def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:
+    """The configured exclude patterns, plus what .gitignore ignores below the folders named."""
+    if not settings.respect_gitignore:
+        return tuple(settings.exclude)
+    folders = [path for path in paths if path.is_dir()]
+    return (*settings.exclude, *ignored_paths(folders, sorted(SHELL_SUFFIXES | YAML_SUFFIXES)))
+
+
 def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False) -> LintResult:
-    return _lint(list(paths), target_of(settings), _selection(settings), tuple(settings.exclude),
+    return _lint(list(paths), target_of(settings), _selection(settings), _exclusions(paths, settings),
                  preserve_effective_batch=preserve)
 
 
@@ -135,9 +157,10 @@ def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, 
         roots = _paths(paths)
     if not roots:
         return LintResult(scan=Scan())
-    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve)
+    result = _lint_paths(scan_paths(roots, changed_files, _exclusions(roots, settings)), settings, preserve)
     findings, narrowed = restrict(result.scan, result.findings, changed_files)
     kept = {run.id for run in narrowed.runs}
+    touched = restricted_files(narrowed, changed_files)
     return LintResult(
         scan=narrowed,
         findings=findings,
@@ -145,6 +168,7 @@ def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, 
         suppressed=result.suppressed,
         errors=result.errors,
         effective_batches={run_id: value for run_id, value in result.effective_batches.items() if run_id in kept},
+        unread=[note for note in result.unread if real(note.path) in touched],
     )
 
 
@@ -163,14 +187,15 @@ class CheckResult:
     # Findings an inline `# trainlint: ignore` silenced, and findings the baseline accepts.
     suppressed: Tuple[Finding, ...] = ()
     baselined: Tuple[Finding, ...] = ()
-    # Notes of the scan that belong to no rule (a folder with nothing to read, ...).
+    # What the readers could not read statically: notes that belong to no rule.
     diagnostics: Tuple[Diagnostic, ...] = ()
     # A rule or an estimate failed on one job; the other jobs were checked.
     errors: Tuple[str, ...] = ()
 
     @property
     def report(self) -> Report:
-        return Report(self.findings, self.runs, dict(self.estimates), run_batches=dict(self.effective_batches))
+        return Report(self.findings, self.runs, dict(self.estimates), run_batches=dict(self.effective_batches),
+                      unread=self.diagnostics)
 
     @property
     def failing(self) -> bool:
@@ -210,7 +235,7 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
         settings=settings,
         suppressed=tuple(result.suppressed),
         baselined=tuple(baselined),
-        diagnostics=tuple(result.scan.diagnostics),
+        diagnostics=tuple(result.unread),
         errors=tuple(result.errors),
     )
 
@@ -306,6 +331,6 @@ def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None
         gpu=target.gpu,
         gpu_assumed=target.gpu_assumed,
         suggestions=proposals,
-        diagnostics=tuple(result.scan.diagnostics),
+        diagnostics=tuple(result.unread),
         errors=tuple(result.errors),
     )

@@ -139,3 +139,11 @@ def restrict(found: Scan, findings: Sequence[Finding], changed: Iterable[Path]) 
     narrowed = replace(found, runs=[run for run in found.runs if run.id in runs],
                        diagnostics=[d for d in found.diagnostics if real(d.path) in keys])
     return kept, narrowed
+
+
+def restricted_files(narrowed: Scan, changed: Iterable[Path]) -> Set[str]:
+    """The files (as `real` keys) a narrowed scan is about: the changed ones and those its runs read."""
+    keys = {real(path) for path in changed}
+    for run in narrowed.runs:
+        keys.update(real(path) for path in _closure(run))
+    return keys
