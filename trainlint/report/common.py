@@ -202,12 +202,13 @@ def summary_line(report: Report, fix_command: str = DEFAULT_FIX_COMMAND) -> str:
         text += f" in {_plural(len(jobs), 'job')}"
     safe = sum(1 for f in findings if is_fixable(f, Applicability.SAFE))
     unsafe = sum(1 for f in findings if is_fixable(f, Applicability.UNSAFE))
+    unsafe_command = fix_command.replace(DEFAULT_FIX_COMMAND, f"{DEFAULT_FIX_COMMAND} --unsafe-fixes", 1)
     if safe and unsafe:
         text += f"; {safe} fixable with `{fix_command}`, {unsafe} more with --unsafe-fixes"
     elif safe:
         text += f"; {safe} fixable with `{fix_command}`"
     elif unsafe:
-        text += f"; {unsafe} fixable with `{fix_command} --unsafe-fixes`"
+        text += f"; {unsafe} fixable with `{unsafe_command}`"
     return text + "."
 
 
