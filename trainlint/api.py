@@ -28,12 +28,17 @@ from trainlint.baseline import BaselineError, load_baseline
 from trainlint.baseline import write_baseline as _write_baseline_file
 from trainlint.changed import (
     ChangedFilesError,
+    ChangedLines,
+    anchor_on_changes,
     git_changed_files,
+    git_changed_lines,
     real,
     repository_of,
     restrict,
     restricted_files,
     scan_paths,
+    whole_files,
+    without_phantom_entries,
 )
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
@@ -129,17 +134,19 @@ def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = Fals
 
 # --- changed-files mode --------------------------------------------------------------------------
 
-def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed: bool) -> Optional[List[Path]]:
+def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str],
+                   changed: bool) -> Optional[Tuple[List[Path], ChangedLines]]:
     """The changed files of `diff_base` (a git ref) or of `changed` (the paths are the changed
-    files), or None outside changed-files mode."""
+    files) with their changed lines where git knows them, or None outside changed-files mode."""
     if changed:
         if diff_base:
             raise UsageError("--changed and --diff-base are exclusive")
-        return [Path(path).resolve() for path in paths]
+        files = [Path(path).resolve() for path in paths]
+        return files, whole_files(files)
     if not diff_base:
         return None
     try:
-        return git_changed_files(diff_base)
+        return git_changed_files(diff_base), git_changed_lines(diff_base)
     except ChangedFilesError as error:
         raise UsageError(str(error)) from None
 
@@ -147,18 +154,22 @@ def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed:
 def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, diff_base: Optional[str],
                  changed: bool) -> LintResult:
     """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
-    a changed file."""
-    changed_files = _changed_files(paths, diff_base, changed)
-    if changed_files is None:
+    a changed file, each finding placed on a changed line where one caused it."""
+    found = _changed_files(paths, diff_base, changed)
+    if found is None:
         return _lint_paths(_paths(paths), settings, preserve)
+    changed_files, changed_lines = found
     if changed:
         roots = list(dict.fromkeys(repository_of(path) for path in changed_files))
     else:
         roots = _paths(paths)
     if not roots:
         return LintResult(scan=Scan())
-    result = _lint_paths(scan_paths(roots, changed_files, _exclusions(roots, settings)), settings, preserve)
+    named = scan_paths(roots, changed_files, _exclusions(roots, settings))
+    result = _lint_paths(named, settings, preserve)
+    result.scan = without_phantom_entries(result.scan, named[len(roots):])
     findings, narrowed = restrict(result.scan, result.findings, changed_files)
+    findings = anchor_on_changes(findings, narrowed.runs, changed_lines)
     kept = {run.id for run in narrowed.runs}
     touched = restricted_files(narrowed, changed_files)
     return LintResult(
