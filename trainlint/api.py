@@ -43,10 +43,10 @@ from trainlint.changed import (
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
 from trainlint.fixers.engine import FixOutcome, FixSession, with_planned_edits
+from trainlint.gitignore import ignored_paths
 from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
 from trainlint.linter import lint as _lint
 from trainlint.memory import Gpu, Suggestion, suggestions
-from trainlint.gitignore import ignored_paths
 from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, Scan
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -116,6 +116,8 @@ def run_check(args: Namespace) -> int:
         visibility = Visibility(show_info=args.show_info, selected=(*settings.select, *(args.extend_select or [])))
         text = render(report, args.output_format, root=".", color=shown.color, visibility=visibility,
                       fix_command=fix_command(args), width=shown.width)
+        if (args.diff_base or args.changed) and not report.runs and not report.findings:
+            text = _no_job_changed(args.output_format, text)
         if args.quiet and args.output_format in ("full", "concise"):
             text = _findings_only(text)
         _write(text, args.output_file)
@@ -126,13 +128,21 @@ def run_check(args: Namespace) -> int:
     return result.exit_code
 
 
+NO_JOB_CHANGED = "No job reads a changed file: this change touches no training job, so there is nothing to check."
+
+
+def _no_job_changed(output_format: str, text: str) -> str:
+    """Changed-files mode with no affected job says so (rather than "no training job found")."""
+    if output_format in ("full", "concise"):
+        return NO_JOB_CHANGED + "\n"
+    if output_format == "github":
+        return text + f"::notice title=trainlint::{NO_JOB_CHANGED}\n"
+    return text
+
+
 def _findings_only(text: str) -> str:
     """--quiet: the report without its trailing notes and summary line (the findings stay)."""
-    blocks = text.rstrip("\n").split("\n\n")
-    if blocks and not blocks[-1].startswith((" ", "error[", "warning[", "info[")):
-        blocks = blocks[:-1]
-    lines = "\n\n".join(blocks).split("\n")
-    kept = [line for line in lines if not _is_note_line(line)]
+    kept = [line for line in text.split("\n") if not _is_note_line(line)]
     return "\n".join(kept).strip("\n")
 
 
@@ -177,6 +187,8 @@ def _write_summary(args: Namespace, report: Report) -> None:
     if target is None:
         return
     text = render_summary(report, root=".")
+    if (args.diff_base or args.changed) and not report.runs and not report.findings:
+        text = f"## trainlint\n\n{NO_JOB_CHANGED}\n"
     append = step_summary is not None and os.path.abspath(target) == os.path.abspath(step_summary)
     if append:
         Path(target).parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,18 @@ import math
 from typing import Any, Dict, List, Optional
 
 from trainlint import __version__
-from trainlint.core import Diagnostic, Edit, Finding, MemoryEstimate, Origin, Report, Setting, TrainingRun, Unknown, Value
+from trainlint.core import (
+    Diagnostic,
+    Edit,
+    Finding,
+    MemoryEstimate,
+    Origin,
+    Report,
+    Setting,
+    TrainingRun,
+    Unknown,
+    Value,
+)
 from trainlint.report.common import (
     applicability_name,
     by_location,
