@@ -26,15 +26,15 @@ class GitIgnore:
     """The `.gitignore` rules that apply below `root` (each spec anchored at its own folder)."""
 
     root: Path
-    _specs: Dict[Path, Optional[pathspec.PathSpec]] = field(default_factory=dict)
+    _specs: Dict[Path, Optional[pathspec.GitIgnoreSpec]] = field(default_factory=dict)
 
-    def _spec(self, folder: Path) -> Optional[pathspec.PathSpec]:
+    def _spec(self, folder: Path) -> Optional[pathspec.GitIgnoreSpec]:
         if folder not in self._specs:
             try:
                 lines = (folder / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 lines = []
-            self._specs[folder] = pathspec.PathSpec.from_lines("gitwildmatch", lines) if lines else None
+            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[folder]
 
     def ignores(self, path: Path, is_dir: bool = False) -> bool:
