@@ -11,6 +11,8 @@ from typing import Dict, List, Optional, Sequence
 
 import pathspec
 
+from trainlint.resolution import SKIP_DIRS
+
 IGNORE_FILE = ".gitignore"
 
 
@@ -67,10 +69,12 @@ def ignored_paths(folders: Sequence[Path], suffixes: Sequence[str]) -> List[str]
             here = Path(current)
             kept = []
             for name in sorted(dirnames):
-                if name.startswith(".") or not rules.ignores(here / name, is_dir=True):
-                    kept.append(name)
-                else:
+                if name.startswith(".") or name in SKIP_DIRS:
+                    continue  # the folder walk never enters these
+                if rules.ignores(here / name, is_dir=True):
                     found.append(_shown(here / name))
+                else:
+                    kept.append(name)
             dirnames[:] = kept
             found.extend(_shown(here / name) for name in sorted(filenames)
                          if Path(name).suffix.lower() in suffixes and rules.ignores(here / name))
