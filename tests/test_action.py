@@ -191,7 +191,7 @@ def test_default_inputs_annotate_the_right_lines_and_write_the_summary(runner):
     assert "| Severity | Code | Location | Message |" in summary
     assert "| 🔴 error | TL201 deepspeed-batch-mismatch | `scripts/zero3.json:8:37` |" in summary
     assert "`scripts/eval_often_zero2.sh:7:34`" in summary
-    assert "### Job `scripts/full_zero3.sh:3` (deepspeed → `train.py`)" in summary
+    assert "<summary>Job scripts/full_zero3.sh:3 (deepspeed → train.py)</summary>" in summary
 
 
 @pytest.mark.parametrize("fail_on,args,expected", [
@@ -340,8 +340,8 @@ def test_a_changed_config_in_a_pull_request_annotates_its_launchers(runner, work
     assert result.exit_code == 1
     assert {(a["file"], a["line"], a["title"]) for a in _annotations(result.stdout)} == {
         ("scripts/zero3.json", "8", "trainlint (TL201)")}
-    assert "### Job `scripts/eval_often_zero2.sh:3`" not in result.summary
-    assert "### Job `scripts/long_context_zero3.sh:3`" in result.summary
+    assert "<summary>Job scripts/eval_often_zero2.sh:3" not in result.summary
+    assert "<summary>Job scripts/long_context_zero3.sh:3" in result.summary
 
 
 # --- the files themselves ----------------------------------------------------------------------

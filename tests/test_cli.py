@@ -28,7 +28,7 @@ def test_json_output_follows_the_contract(tmp_path, cli):
     write_tree(tmp_path, RISKY)
     code, document = cli.check_json(tmp_path, ".")
     assert code == 1
-    assert set(document) == {"version", "findings", "runs"}
+    assert set(document) == {"version", "findings", "runs", "unread"}
     [finding] = document["findings"]
     assert {
         "code",

@@ -29,7 +29,9 @@ def test_the_risky_sample_fires_both_rules_without_config(tmp_path, cli):
 def test_pyproject_settings_apply_and_the_command_line_overrides_them(tmp_path, cli):
     write_tree(tmp_path, {**RISKY, "pyproject.toml": '[project]\nname = "x"\n\n[tool.trainlint]\nignore = ["TL2"]\n'})
     assert _codes(cli, tmp_path) == ["TL103"]
-    assert _codes(cli, tmp_path, "--ignore", "TL103") == ["TL201"]
+    # --ignore adds to the configured ignores (as ruff's extend-ignore); --select replaces the selection.
+    assert _codes(cli, tmp_path, "--ignore", "TL103") == []
+    assert _codes(cli, tmp_path, "--extend-ignore", "TL103") == []
     assert _codes(cli, tmp_path, "--isolated") == ["TL103", "TL201"]
 
 

@@ -71,7 +71,7 @@ def test_output_of_real_looking_jobs_follows_the_schema(cli, validator, folder: 
     documents = _documents(cli, folder, "--gpu", "a100-40gb")
     for command, document in documents.items():
         assert _errors(validator, document) == [], command
-    assert list(documents["check"]) == ["version", "findings", "runs"]
+    assert list(documents["check"]) == ["version", "findings", "runs", "unread"]
     assert list(documents["show"]) == ["version", "runs"]
     assert list(documents["estimate"]) == ["version", "target", "runs"]
     assert documents["show"]["runs"] == documents["check"]["runs"]

@@ -18,8 +18,8 @@ LAYERS = {
     "graph": 2, "resolution": 2,
     "checks": 3, "memory": 3, "linter": 3, "suppressions": 3, "config": 3,
     "fixers": 4,
-    "report": 5, "baseline": 5, "changed": 5, "api": 5,
-    "commands": 6, "cli": 6, "__main__": 6, "__init__": 0,
+    "report": 5, "baseline": 5, "changed": 5, "api": 5, "gitignore": 5,
+    "commands": 6, "cli": 6, "completion": 6, "__main__": 6, "__init__": 0,
 }
 
 MAX_MODULE_LINES = 800

@@ -213,7 +213,7 @@ FINDING_KEYS = ["code", "name", "severity", "message", "path", "line", "column",
 
 def test_json_follows_the_contract(sample: Sample) -> None:
     document = json.loads(render(sample.report, "json", root=str(sample.root)))
-    assert list(document) == ["version", "findings", "runs"]
+    assert list(document) == ["version", "findings", "runs", "unread"]
     assert document["version"] == __version__
     assert [f["code"] for f in document["findings"]] == ["TL304", "TL101", "TL103"]  # by path, line
     broken, too_large, eval_batch = document["findings"]
@@ -566,13 +566,17 @@ def test_summary_tables(sample: Sample) -> None:
     text = render_summary(report, root=str(sample.root))
     lines = text.splitlines()
     assert "| Severity | Code | Location | Message |" in lines
+    # Text from the files is literal Markdown on one line: its backticks and line breaks add nothing.
     assert ("| 🟡 warning | TL305 unknown-training-argument | `scripts/lora.sh:3:3` | "
-            "flag `--a\\|b` is not accepted<br>by train.py |") in lines
+            "flag \\`--a\\|b\\` is not accepted by train.py |") in lines
     assert lines.index("| 🔴 error | TL101 per-device-batch-too-large | `scripts/finetune.sh:9:35` | "
                        "per_device_train_batch_size 8 needs about 47.1 GiB on a100-40gb (39.4 GiB usable) |") < \
         lines.index("| 🟡 warning | TL103 eval-batch-exceeds-train-batch | `scripts/lora.sh:5:32` | "
                     "evaluation batch 16 is 4x the train batch 4 |")
-    assert "### Job `scripts/finetune.sh:6` (deepspeed → `train.py`)" in lines
+    assert "<summary>Job scripts/finetune.sh:6 (deepspeed → train.py)</summary>" in lines
+    # The summary leads with a table of the jobs, before any fold.
+    assert lines.index("| Job | Estimated peak per GPU | Usable | Verdict |") < lines.index("<details>")
+    assert "| `scripts/finetune.sh:6` | 47.1 GiB (41.0–53.0) | 39.4 GiB (NVIDIA A100 40GB) | 🔴 1 error |" in lines
     assert ("GPU NVIDIA A100 40GB (`a100-40gb`): 39.4 GiB usable; estimated peak **47.1 GiB** "
             "(interval 41.0–53.0 GiB), **does not fit**.") in lines
     assert "| activations | 19.60 | 42% |" in lines  # 19.6 of the 47.1 GiB the terms add up to

@@ -26,16 +26,30 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from trainlint.baseline import BaselineError, load_baseline
 from trainlint.baseline import write_baseline as _write_baseline_file
-from trainlint.changed import ChangedFilesError, git_changed_files, repository_of, restrict, scan_paths
+from trainlint.changed import (
+    ChangedFilesError,
+    ChangedLines,
+    anchor_on_changes,
+    git_changed_files,
+    git_changed_lines,
+    real,
+    repository_of,
+    restrict,
+    restricted_files,
+    scan_paths,
+    whole_files,
+    without_phantom_entries,
+)
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
 from trainlint.fixers.engine import FixOutcome, FixSession, with_planned_edits
 from trainlint.fixers.journal import recover_paths
+from trainlint.gitignore import ignored_paths
 from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
 from trainlint.linter import lint as _lint
 from trainlint.memory import Gpu, Suggestion, suggestions
 from trainlint.memory.plans import PortPlan, plan_port
-from trainlint.resolution import Scan
+from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, Scan
 from trainlint.resolution.workspace import Workspace
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -71,18 +85,23 @@ class UsageError(Exception):
 def load_settings(paths: Sequence[PathLike] = (), *, config: Optional[PathLike] = None, isolated: bool = False,
                   select: Sequence[str] = (), ignore: Sequence[str] = (), exclude: Sequence[str] = (),
                   gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None,
-                  fail_on: Optional[str] = None, allow_outside_reads: bool = False) -> Settings:
+                  fail_on: Optional[str] = None, extend_select: Sequence[str] = (), extend_ignore: Sequence[str] = (),
+                  respect_gitignore: bool = True, allow_outside_reads: bool = False) -> Settings:
     """The configuration file (`config`, or the one found from the first of `paths`, or none when
-    `isolated`) merged with the keyword arguments; an argument left at its default does not override."""
+    `isolated`) merged with the keyword arguments; an argument left at its default does not override.
+    `ignore` and `extend_ignore` add to the configured ignores, `extend_select` to the configured
+    selection (`select` replaces it; `ALL` selects every rule)."""
     request = SimpleNamespace(
         paths=[Path(path) for path in paths], config=Path(config) if config is not None else None,
         isolated=isolated, select=list(select), ignore=list(ignore), exclude=list(exclude), gpu=gpu,
-        gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on, allow_outside_reads=allow_outside_reads,
+        gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on, extend_select=list(extend_select),
+        extend_ignore=list(extend_ignore), allow_outside_reads=allow_outside_reads,
     )
     try:
-        return resolve_settings(request)
+        settings = resolve_settings(request)
     except ConfigError as error:
         raise UsageError(str(error)) from None
+    return settings if respect_gitignore else replace(settings, respect_gitignore=False)
 
 
 def _paths(paths: Sequence[PathLike]) -> List[Path]:
@@ -106,26 +125,36 @@ def _selection(settings: Settings) -> Selection:
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
+def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:
+    """The configured exclude patterns, plus what .gitignore ignores below the folders named."""
+    if not settings.respect_gitignore:
+        return tuple(settings.exclude)
+    folders = [path for path in paths if path.is_dir()]
+    return (*settings.exclude, *ignored_paths(folders, sorted(SHELL_SUFFIXES | YAML_SUFFIXES)))
+
+
 def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False,
                 global_batch: Optional[int] = None) -> LintResult:
-    return _lint(list(paths), target_of(settings, global_batch), _selection(settings), tuple(settings.exclude),
+    return _lint(list(paths), target_of(settings, global_batch), _selection(settings), _exclusions(paths, settings),
                  preserve_effective_batch=preserve,
                  workspace=Workspace(allow_outside_reads=settings.allow_outside_reads))
 
 
 # --- changed-files mode --------------------------------------------------------------------------
 
-def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed: bool) -> Optional[List[Path]]:
+def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str],
+                   changed: bool) -> Optional[Tuple[List[Path], ChangedLines]]:
     """The changed files of `diff_base` (a git ref) or of `changed` (the paths are the changed
-    files), or None outside changed-files mode."""
+    files) with their changed lines where git knows them, or None outside changed-files mode."""
     if changed:
         if diff_base:
             raise UsageError("--changed and --diff-base are exclusive")
-        return [Path(path).resolve() for path in paths]
+        files = [Path(path).resolve() for path in paths]
+        return files, whole_files(files)
     if not diff_base:
         return None
     try:
-        return git_changed_files(diff_base)
+        return git_changed_files(diff_base), git_changed_lines(diff_base)
     except ChangedFilesError as error:
         raise UsageError(str(error)) from None
 
@@ -133,19 +162,24 @@ def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed:
 def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, diff_base: Optional[str],
                  changed: bool, global_batch: Optional[int] = None) -> LintResult:
     """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
-    a changed file."""
-    changed_files = _changed_files(paths, diff_base, changed)
-    if changed_files is None:
+    a changed file, each finding placed on a changed line where one caused it."""
+    found = _changed_files(paths, diff_base, changed)
+    if found is None:
         return _lint_paths(_paths(paths), settings, preserve, global_batch)
+    changed_files, changed_lines = found
     if changed:
         roots = list(dict.fromkeys(repository_of(path) for path in changed_files))
     else:
         roots = _paths(paths)
     if not roots:
         return LintResult(scan=Scan())
-    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve, global_batch)
+    named = scan_paths(roots, changed_files, _exclusions(roots, settings))
+    result = _lint_paths(named, settings, preserve, global_batch)
+    result.scan = without_phantom_entries(result.scan, named[len(roots):])
     findings, narrowed = restrict(result.scan, result.findings, changed_files)
+    findings = anchor_on_changes(findings, narrowed.runs, changed_lines)
     kept = {run.id for run in narrowed.runs}
+    touched = restricted_files(narrowed, changed_files)
     return LintResult(
         scan=narrowed,
         findings=findings,
@@ -154,6 +188,7 @@ def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, 
         errors=result.errors,
         effective_batches={run_id: value for run_id, value in result.effective_batches.items() if run_id in kept},
         target=result.target,
+        unread=[note for note in result.unread if real(note.path) in touched],
     )
 
 
@@ -172,14 +207,15 @@ class CheckResult:
     # Findings an inline `# trainlint: ignore` silenced, and findings the baseline accepts.
     suppressed: Tuple[Finding, ...] = ()
     baselined: Tuple[Finding, ...] = ()
-    # Notes of the scan that belong to no rule (a folder with nothing to read, ...).
+    # What the readers could not read statically: notes that belong to no rule.
     diagnostics: Tuple[Diagnostic, ...] = ()
     # A rule or an estimate failed on one job; the other jobs were checked.
     errors: Tuple[str, ...] = ()
 
     @property
     def report(self) -> Report:
-        return Report(self.findings, self.runs, dict(self.estimates), run_batches=dict(self.effective_batches))
+        return Report(self.findings, self.runs, dict(self.estimates), run_batches=dict(self.effective_batches),
+                      unread=self.diagnostics)
 
     @property
     def failing(self) -> bool:
@@ -220,7 +256,7 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
         settings=settings,
         suppressed=tuple(result.suppressed),
         baselined=tuple(baselined),
-        diagnostics=tuple(result.scan.diagnostics),
+        diagnostics=tuple(result.unread),
         errors=tuple(result.errors),
     )
 
@@ -332,6 +368,6 @@ def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None
         suggestions=proposals,
         plans=plans,
         num_gpus=target.num_gpus,
-        diagnostics=tuple(result.scan.diagnostics),
+        diagnostics=tuple(result.unread),
         errors=tuple(result.errors),
     )

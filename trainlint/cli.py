@@ -3,10 +3,12 @@ trainlint.commands, which asks trainlint.api and writes the answer."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, NoReturn, Optional, Sequence
 
 from trainlint import __version__
 
@@ -15,6 +17,43 @@ EXIT_ERROR = 2
 FAIL_ON_CHOICES = ("error", "warning", "info", "never")
 EPILOG = ("exit codes: 0 nothing at or above the failing severity, 1 findings, 2 usage, configuration or "
           "internal error. `trainlint rule --all` documents every rule.")
+
+
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped option or command (as git and cargo offer)."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        suggestion = self._suggestion(message)
+        super().error(message + (f"\n  did you mean `{suggestion}`?" if suggestion else ""))
+
+    def _suggestion(self, message: str) -> Optional[str]:
+        unknown = re.search(r"unrecognized arguments: (-\S+)", message)
+        if unknown:
+            options = [option for action in self._all_actions() for option in action.option_strings]
+            return _closest(unknown.group(1).split("=")[0], options)
+        choice = re.search(r"invalid choice: '([^']*)'", message)
+        if choice:
+            commands = [name for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                        for name in action.choices]
+            return _closest(choice.group(1), commands)
+        return None
+
+    def _all_actions(self) -> List[argparse.Action]:
+        """This parser's options and, for the top-level parser, every subcommand's."""
+        actions = list(self._actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    actions.extend(sub._actions)
+        return actions
+
+
+def _closest(word: str, candidates: Sequence[str]) -> Optional[str]:
+    found = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def _codes(text: str) -> List[str]:
@@ -29,6 +68,8 @@ def _scan_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     parser.add_argument("--allow-outside-reads", action="store_true", help="also read configs and scripts a "
                         "launcher names outside the scanned tree (off by default: a pull request could name any file)")
+    parser.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                        help="also scan files that .gitignore ignores")
 
 
 def _gpu_options(parser: argparse.ArgumentParser) -> None:
@@ -46,8 +87,13 @@ def _global_batch_option(parser: argparse.ArgumentParser) -> None:
 
 def _rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--select", type=_codes, default=[], metavar="CODES",
-                        help="only these codes or prefixes, comma-separated (TL1,TL201)")
-    parser.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these codes or prefixes")
+                        help="only these codes or prefixes, comma-separated (TL1,TL201; ALL for every rule); "
+                        "replaces the configured selection")
+    parser.add_argument("--extend-select", type=_codes, default=[], metavar="CODES",
+                        help="add these codes or prefixes to the selection")
+    parser.add_argument("--ignore", type=_codes, default=[], metavar="CODES",
+                        help="skip these codes or prefixes (in addition to the configured ones)")
+    parser.add_argument("--extend-ignore", type=_codes, default=[], metavar="CODES", help="same as --ignore")
 
 
 def _all_target_options(parser: argparse.ArgumentParser) -> None:
@@ -56,18 +102,32 @@ def _all_target_options(parser: argparse.ArgumentParser) -> None:
     _rule_options(parser)
 
 
+def _color_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--color", choices=COLOR_CHOICES, default="auto",
+                        help="colour the terminal output (default: auto: on a terminal, unless NO_COLOR is set or "
+                        "TERM=dumb; FORCE_COLOR forces it)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trainlint", description="Find the settings that will run a fine-tuning "
-                                     "job out of GPU memory, before launch.", epilog=EPILOG)
+    parser = Parser(prog="trainlint", description="Find the settings that will run a fine-tuning "
+                    "job out of GPU memory, before launch.", epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     check = commands.add_parser("check", help="report risky settings", epilog=EPILOG)
     _all_target_options(check)
     check.add_argument("--output-format", default="full", choices=["full", "concise", "json", "github", "sarif"],
                        help="how findings are written (default: full)")
-    check.add_argument("--output-file", type=Path, metavar="FILE", help="write the report here instead of stdout")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("-o", "--output-file", type=Path, metavar="FILE",
+                       help="write the report here instead of stdout")
+    check.add_argument("-e", "--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--show-info", action="store_true", help="list info findings one by one (the terminal "
+                       "formats fold them into one line of what is unknown; JSON and SARIF always carry them)")
+    check.add_argument("--statistics", action="store_true", help="print how many findings each rule has, not the "
+                       "findings")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings only, without the notes and "
+                       "the summary line")
+    _color_option(check)
     check.add_argument("--preserve-effective-batch", action="store_true",
                        help="propose batch fixes that keep per-device × accumulation × world size")
     check.add_argument("--fail-on", choices=FAIL_ON_CHOICES,
@@ -96,12 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
     _scan_options(show)
     _gpu_options(show)
     show.add_argument("--output-format", default="full", choices=["full", "json"], help="default: full")
+    _color_option(show)
 
     estimate = commands.add_parser("estimate", help="per-GPU memory estimate of each job")
     _scan_options(estimate)
     _gpu_options(estimate)
     estimate.add_argument("--output-format", default="full", choices=["full", "json"], help="default: full")
     _global_batch_option(estimate)
+    _color_option(estimate)
 
     rule = commands.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", help="a rule code, e.g. TL101")
@@ -112,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="the effective settings and where each comes from")
     _all_target_options(config)
     config.add_argument("--fail-on", choices=FAIL_ON_CHOICES)
+
+    completion = commands.add_parser("completion", help="print a shell completion script")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
     return parser
 
 

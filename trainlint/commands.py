@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from argparse import Namespace
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from trainlint.api import CheckResult, ExitCode, UsageError, load_settings, target_of, write_baseline
 from trainlint.api import estimate as estimate_jobs
@@ -19,17 +22,56 @@ from trainlint.core import Report
 
 # The settings every subcommand with target options may carry (argparse leaves out the others).
 _SETTING_OPTIONS = ("config", "isolated", "select", "ignore", "exclude", "gpu", "gpu_memory", "num_gpus", "fail_on",
-                    "allow_outside_reads")
+                    "allow_outside_reads", "extend_select", "extend_ignore", "respect_gitignore")
 
 
-def _color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+@dataclass(frozen=True)
+class Terminal:
+    """How stdout is drawn: colour, and the width to wrap at (None: not a terminal, do not wrap)."""
+
+    color: bool
+    width: Optional[int]
+
+
+def terminal(args: Namespace, to_file: bool = False) -> Terminal:
+    """rich's own detection of stdout (a terminal, its width, NO_COLOR when non-empty, FORCE_COLOR,
+    TERM=dumb), overridden by `--color always|never`."""
+    from rich.console import Console
+
+    choice = getattr(args, "color", "auto")
+    if to_file:
+        return Terminal(color=choice == "always", width=None)
+    console = Console(file=sys.stdout)
+    detected = console.is_terminal and console.color_system is not None and not console.no_color
+    color = choice == "always" or (choice == "auto" and detected)
+    return Terminal(color=color, width=console.width if console.is_terminal else None)
 
 
 def effective_settings(args: Namespace) -> Settings:
     """The config file merged with the command line; the command line wins."""
     given = {name: getattr(args, name) for name in _SETTING_OPTIONS if getattr(args, name, None) is not None}
     return load_settings(list(args.paths), **given)
+
+
+def fix_command(args: Namespace) -> str:
+    """The `trainlint fix` command that applies the fixes this check proposes: the same paths and the
+    options that change which fixes are planned (the target, the selection, the batch policy)."""
+    words: List[str] = ["trainlint", "fix"]
+    for name in ("config", "gpu", "gpu_memory", "num_gpus"):
+        value = getattr(args, name, None)
+        if value is not None:
+            words += [f"--{name.replace('_', '-')}", str(value)]
+    for name in ("select", "extend_select", "ignore", "extend_ignore", "exclude"):
+        values = getattr(args, name, None) or []
+        if values:
+            words += [f"--{name.replace('_', '-')}", ",".join(values)]
+    for name in ("isolated", "preserve_effective_batch", "changed"):
+        if getattr(args, name, False):
+            words.append(f"--{name.replace('_', '-')}")
+    if not getattr(args, "respect_gitignore", True):
+        words.append("--no-respect-gitignore")
+    words += [str(path) for path in args.paths]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def _write(text: str, output_file: Optional[Path]) -> None:
@@ -57,7 +99,7 @@ def _report_errors(errors) -> None:
 
 
 def run_check(args: Namespace) -> int:
-    from trainlint.report import render
+    from trainlint.report import Visibility, render
 
     settings = effective_settings(args)
     if args.write_baseline is not None:
@@ -67,13 +109,64 @@ def run_check(args: Namespace) -> int:
     result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
                        diff_base=args.diff_base, changed=args.changed, baseline=args.baseline)
     report = result.report
-    color = _color() and args.output_file is None
-    _write(render(report, args.output_format, root=".", color=color), args.output_file)
+    if args.statistics:
+        _write(_statistics(report), args.output_file)
+    else:
+        shown = terminal(args, to_file=args.output_file is not None)
+        visibility = Visibility(show_info=args.show_info, selected=(*settings.select, *(args.extend_select or [])))
+        text = render(report, args.output_format, root=".", color=shown.color, visibility=visibility,
+                      fix_command=fix_command(args), width=shown.width)
+        if (args.diff_base or args.changed) and not report.runs and not report.findings:
+            text = _no_job_changed(args.output_format, text)
+        if args.quiet and args.output_format in ("full", "concise"):
+            text = _findings_only(text)
+        _write(text, args.output_file)
     _write_summary(args, report)
     _report_errors(result.errors)
     if result.exit_code == ExitCode.FINDINGS and args.exit_zero:
         return ExitCode.CLEAN
     return result.exit_code
+
+
+NO_JOB_CHANGED = "No job reads a changed file: this change touches no training job, so there is nothing to check."
+
+
+def _no_job_changed(output_format: str, text: str) -> str:
+    """Changed-files mode with no affected job says so (rather than "no training job found")."""
+    if output_format in ("full", "concise"):
+        return NO_JOB_CHANGED + "\n"
+    if output_format == "github":
+        return text + f"::notice title=trainlint::{NO_JOB_CHANGED}\n"
+    return text
+
+
+def _findings_only(text: str) -> str:
+    """--quiet: the report without its trailing notes and summary line (the findings stay)."""
+    kept = [line for line in text.split("\n") if not _is_note_line(line)]
+    return "\n".join(kept).strip("\n")
+
+
+def _is_note_line(line: str) -> bool:
+    from trainlint.report.common import NO_JOB_FOUND
+
+    plain = line.strip()
+    return plain.startswith(("Found ", "No problems found", "Unknown in ", "Could not read statically", "... and ",
+                             "(--show-info")) or plain == NO_JOB_FOUND
+
+
+def _statistics(report: Report) -> str:
+    """--statistics: one line per rule, most findings first, as ruff prints it."""
+    from trainlint.checks import rule_by_code
+
+    counts = Counter(finding.code for finding in report.findings)
+    if not counts:
+        return "No problems found."
+    width = len(str(max(counts.values())))
+    lines = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        rule = rule_by_code(code)
+        lines.append(f"{count:>{width}}\t{code}\t{rule.name if rule is not None else ''}")
+    return "\n".join(lines)
 
 
 def _write_baseline(path: Path, result: CheckResult) -> int:
@@ -94,6 +187,8 @@ def _write_summary(args: Namespace, report: Report) -> None:
     if target is None:
         return
     text = render_summary(report, root=".")
+    if (args.diff_base or args.changed) and not report.runs and not report.findings:
+        text = f"## trainlint\n\n{NO_JOB_CHANGED}\n"
     append = step_summary is not None and os.path.abspath(target) == os.path.abspath(step_summary)
     if append:
         Path(target).parent.mkdir(parents=True, exist_ok=True)
@@ -119,7 +214,8 @@ def run_show(args: Namespace) -> int:
     if args.output_format == "json":
         _write(_runs_json(result.report), None)
     else:
-        _write(render_show(result.report, color=_color()), None)
+        shown = terminal(args)
+        _write(render_show(result.report, color=shown.color, width=shown.width), None)
         for diagnostic in result.diagnostics:
             print(f"note: {diagnostic.message}", file=sys.stderr)
     return ExitCode.CLEAN
@@ -140,7 +236,8 @@ def run_estimate(args: Namespace) -> int:
     if not result.runs:
         _write("No training jobs found.", None)
         return ExitCode.CLEAN
-    text = render_estimates(result.runs, result.estimates, result.suggestions, color=_color(), plans=result.plans)
+    text = render_estimates(result.runs, result.estimates, result.suggestions, color=terminal(args).color,
+                            plans=result.plans)
     if result.gpu_assumed:
         text = f"(no --gpu given: assuming {result.gpu.name})\n\n" + text
     _write(text, None)
@@ -172,6 +269,14 @@ def run_gpus(_args: Namespace) -> int:
     for key, gpu in sorted(gpu_catalog().items()):
         lines.append(f"{key:<12} {gpu.total_gib:>10.1f}  {'yes' if gpu.bf16 else 'no':<4}  {gpu.name}")
     _write("\n".join(lines), None)
+    return ExitCode.CLEAN
+
+
+def run_completion(args: Namespace) -> int:
+    from trainlint.cli import build_parser
+    from trainlint.completion import completion_script
+
+    _write(completion_script(build_parser(), args.shell), None)
     return ExitCode.CLEAN
 
 

@@ -25,7 +25,7 @@ FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 DEFAULT_FAIL_ON = "warning"
 SOURCE_DEFAULT = "default"
 SOURCE_CLI = "command line"
-_SELECTOR = re.compile(r"^TL\d{0,3}$")
+_SELECTOR = re.compile(r"^(TL\d{0,3}|ALL)$")
 # Each key of the config and the Settings field it sets; `_` spellings are accepted too.
 KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on",
         "allow-outside-reads")
@@ -109,6 +109,8 @@ class Settings:
     allow_outside_reads: bool = False
     config_path: Optional[str] = None
     sources: Mapping[str, str] = field(default_factory=dict)
+    # Skip what .gitignore ignores in the folder walk (the command line's --no-respect-gitignore).
+    respect_gitignore: bool = True
 
     def source(self, name: str) -> str:
         return self.sources.get(name, SOURCE_DEFAULT)
@@ -271,10 +273,10 @@ def locate_config(args) -> Optional[FileConfig]:
 def _cli_values(args) -> Dict[str, Any]:
     """Options the user actually gave (argparse defaults of [] and None mean "not given")."""
     given: Dict[str, Any] = {}
-    for name in ("select", "ignore"):
+    for name in ("select", "ignore", "extend_select", "extend_ignore"):
         value = getattr(args, name, None)
         if value:
-            given[name] = _selectors(value, f"--{name}")
+            given[name] = _selectors(value, f"--{name.replace('_', '-')}")
     if getattr(args, "exclude", None):
         given["exclude"] = tuple(args.exclude)
     for name in ("gpu", "gpu_memory", "num_gpus"):
@@ -298,9 +300,26 @@ def merge(file_config: Optional[FileConfig], cli: Mapping[str, Any]) -> Settings
             values[name] = value
             sources[name] = file_config.label
     for name, value in cli.items():
-        values[name] = value
-        sources[name] = SOURCE_CLI
+        if name in EXTENDING:
+            continue
+        # Like ruff's extend-ignore, an ignore on the command line adds to the configured ones.
+        values[name] = _joined(values.get(name, ()), value) if name == "ignore" else value
+        sources[name] = SOURCE_CLI if name not in sources or name != "ignore" else f"{sources[name]} + {SOURCE_CLI}"
+    for extending, name in EXTENDING.items():
+        if extending in cli:
+            if name == "select" and not values.get("select"):
+                continue  # every rule is already selected
+            values[name] = _joined(values.get(name, ()), cli[extending])
+            sources[name] = f"{sources[name]} + {SOURCE_CLI}" if name in sources else SOURCE_CLI
     return Settings(**values, config_path=str(file_config.path) if file_config else None, sources=sources)
+
+
+# --extend-select / --extend-ignore and the list each adds to.
+EXTENDING = {"extend_select": "select", "extend_ignore": "ignore"}
+
+
+def _joined(first: Sequence[str], second: Sequence[str]) -> Tuple[str, ...]:
+    return tuple(dict.fromkeys([*first, *second]))
 
 
 def resolve_settings(args) -> Settings:

@@ -95,7 +95,7 @@ class Severity(str, Enum):
 class DiagnosticKind(str, Enum):
     """What a reader (or resolution) noticed about the text itself. Every kind has an owner: a rule
     that turns it into a finding (`Rule.diagnostic_kinds`) or a channel every reporter prints
-    (`DiagnosticChannel`); a test keeps the two lists complete. String-valued so the JSON output and
+    (`trainlint.linter.DiagnosticChannel`); a test keeps the two lists complete. String-valued so the JSON output and
     older comparisons with plain strings keep working."""
 
     SYNTAX_ERROR = "syntax-error"
@@ -267,3 +267,5 @@ class Report:
     effective_batches: Mapping[str, Tuple[Value, Value]] = field(default_factory=dict)
     # Run id -> its effective batch, as the linter computed it (reporters only format it).
     run_batches: Mapping[str, Value] = field(default_factory=dict)
+    # What the readers could not read statically (no rule owns it; every reporter lists it).
+    unread: Tuple[Diagnostic, ...] = ()

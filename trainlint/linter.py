@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -11,6 +12,7 @@ from trainlint.checks import CheckContext, Rule, all_rules
 from trainlint.config import PerFileIgnore
 from trainlint.core import (
     Diagnostic,
+    DiagnosticKind,
     Finding,
     MemoryEstimate,
     Setting,
@@ -26,6 +28,31 @@ from trainlint.resolution.workspace import Workspace
 from trainlint.suppressions import apply_suppressions
 
 DEFAULT_GPU = "a100-80gb"
+
+
+class DiagnosticChannel(str, Enum):
+    """Where a reader diagnostic that no rule owns reaches the user."""
+
+    # Every reporter lists them: what trainlint could not read statically (and so did not check).
+    UNREAD = "could not read statically"
+    # The scan survived a failure of trainlint itself: said on stderr, exit code 2.
+    INTERNAL_ERROR = "internal error"
+
+
+CHANNEL_OF_KIND: Mapping[DiagnosticKind, DiagnosticChannel] = {
+    DiagnosticKind.UNMODELLED_CONSTRUCT: DiagnosticChannel.UNREAD,
+    DiagnosticKind.CONFIG_CALL_SPLAT: DiagnosticChannel.UNREAD,
+    DiagnosticKind.UNANALYSABLE_PYTHON: DiagnosticChannel.UNREAD,
+    DiagnosticKind.INTERNAL_ERROR: DiagnosticChannel.INTERNAL_ERROR,
+}
+
+
+def diagnostic_kind(kind: str) -> Optional[DiagnosticKind]:
+    """The kind of a diagnostic (readers may write the plain string), or None for one this version does not know."""
+    try:
+        return DiagnosticKind(kind)
+    except ValueError:
+        return None
 
 
 class TargetError(ValueError):
@@ -80,12 +107,17 @@ class Selection:
     per_file_ignores: Tuple[PerFileIgnore, ...] = ()
 
     def allows(self, code: str) -> bool:
-        chosen = not self.select or any(code.startswith(prefix.upper()) for prefix in self.select)
-        return chosen and not any(code.startswith(prefix.upper()) for prefix in self.ignore)
+        chosen = not self.select or any(_matches(code, prefix) for prefix in self.select)
+        return chosen and not any(_matches(code, prefix) for prefix in self.ignore)
 
     def allows_finding(self, finding: Finding) -> bool:
         return self.allows(finding.code) and not any(
             entry.ignores(finding.code, finding.path) for entry in self.per_file_ignores)
+
+
+def _matches(code: str, prefix: str) -> bool:
+    """`ALL` selects every code (as in ruff); anything else is a code prefix."""
+    return prefix.upper() == "ALL" or code.startswith(prefix.upper())
 
 
 @dataclass
@@ -101,6 +133,8 @@ class LintResult:
     effective_batches: Dict[str, Value] = field(default_factory=dict)
     # What the jobs were checked against (the fixer plans ports onto it).
     target: Optional[Target] = None
+    # What could not be read statically (DiagnosticChannel.UNREAD), once per place.
+    unread: List[Diagnostic] = field(default_factory=list)
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
@@ -126,7 +160,7 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
     # Every rule runs: whether a suppression is used must not depend on --select; the selection
     # filters afterwards.
     rules = list(all_rules())
-    by_kind = {kind: rule for rule in rules for kind in rule.diagnostic_kinds}
+    by_kind = {DiagnosticKind(kind): rule for rule in rules for kind in rule.diagnostic_kinds}
     for run in found.runs:
         result.effective_batches[run.id] = effective_batch(run)
         try:
@@ -139,9 +173,28 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
             except Exception as error:  # noqa: BLE001 - one rule's failure must not end the scan
                 result.errors.append(f"{rule.code} failed on {run.id}: {type(error).__name__}: {error}")
         result.findings.extend(_from_diagnostics(run.diagnostics, by_kind, run))
+        _route_to_channels(run.diagnostics, result)
     result.findings.extend(_from_diagnostics(found.diagnostics, by_kind, None))
+    _route_to_channels(found.diagnostics, result)
     _apply_suppressions(result, selection)
     return result
+
+
+def _route_to_channels(diagnostics: Sequence[Diagnostic], result: LintResult) -> None:
+    """Diagnostics no rule owns go to their channel: the unread list, or the internal errors."""
+    for diagnostic in diagnostics:
+        kind = diagnostic_kind(diagnostic.kind)
+        channel = CHANNEL_OF_KIND.get(kind) if kind is not None else DiagnosticChannel.UNREAD
+        if channel is DiagnosticChannel.INTERNAL_ERROR:
+            message = f"{diagnostic.path}: {diagnostic.message}"
+            if message not in result.errors:
+                result.errors.append(message)
+        elif channel is DiagnosticChannel.UNREAD and not any(_same_place(diagnostic, seen) for seen in result.unread):
+            result.unread.append(diagnostic)
+
+
+def _same_place(one: Diagnostic, other: Diagnostic) -> bool:
+    return (one.path, one.origin, one.message) == (other.path, other.origin, other.message)
 
 
 def _apply_suppressions(result: LintResult, selection: Selection) -> None:
@@ -155,7 +208,8 @@ def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind: Mapping[str, R
                       run: Optional[TrainingRun]) -> List[Finding]:
     out = []
     for diagnostic in diagnostics:
-        rule = by_kind.get(diagnostic.kind)
+        kind = diagnostic_kind(diagnostic.kind)
+        rule = by_kind.get(kind) if kind is not None else None
         if rule is not None:
             out.append(rule.from_diagnostic(diagnostic, run))
     return out

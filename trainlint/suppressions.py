@@ -1,6 +1,7 @@
 """Inline suppressions: `# trainlint: ignore[TL101]` on a line or the line above it,
 `# trainlint: ignore-file[TL104]` anywhere in a file, a bare `ignore` for every code, and an
-optional reason after `--`. Shell, Python and YAML files; JSON files use per-file-ignores.
+optional reason after `--`. Shell, Python and YAML files; in a JSON file the same directive is a
+`//` comment (`// trainlint: ignore-file[TL001]` for a config read by a loader that accepts comments).
 
 A directive covers a *logical* line: in shell the whole command a `\\` continues over several
 lines (a comment cannot sit inside such a command without ending it), in Python the whole
@@ -28,6 +29,7 @@ UNUSED_NAME = "unused-suppression"
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 PYTHON_SUFFIXES = {".py", ".pyi"}
 YAML_SUFFIXES = {".yaml", ".yml"}
+JSON_SUFFIXES = {".json"}
 # Anything that looks like it is addressed to trainlint; a part that does not parse is reported.
 _MARKER = re.compile(r"#\s*trainlint\s*:", re.IGNORECASE)
 _DIRECTIVE = re.compile(
@@ -89,13 +91,15 @@ def file_kind(path: str) -> Optional[str]:
         return "python"
     if suffix in YAML_SUFFIXES:
         return "yaml"
+    if suffix in JSON_SUFFIXES:
+        return "json"
     if suffix in SHELL_SUFFIXES:
         return "shell"
     return None
 
 
 def read_suppressions(path: str) -> FileSuppressions:
-    """The directives of one file; files of other kinds (JSON) and unreadable files have none."""
+    """The directives of one file; files of other kinds and unreadable files have none."""
     kind = file_kind(path)
     if kind is None:
         return FileSuppressions(path)
@@ -107,6 +111,8 @@ def read_suppressions(path: str) -> FileSuppressions:
         comments, logical = _python_comments(source, lines)
     elif kind == "shell":
         comments, logical = _shell_comments(source), _shell_logical_lines(lines)
+    elif kind == "json":
+        comments, logical = _slash_comments(source.data), {}
     else:
         comments, logical = _hash_comments(lines), {}
     suppressions: List[Suppression] = []
@@ -156,6 +162,31 @@ def _hash_comments(lines: _Lines) -> List[Tuple[int, int]]:
             if _MARKER.match(text[match.start():].decode("utf-8", "replace")):
                 found.append((start + match.start(), end))
                 break
+    return found
+
+
+def _slash_comments(data: bytes) -> List[Tuple[int, int]]:
+    """`//` comments of a JSON file, to the end of the line; a `//` inside a string is text."""
+    found = []
+    index, in_string = 0, False
+    while index < len(data):
+        byte = data[index:index + 1]
+        if in_string:
+            if byte == b"\\":
+                index += 1
+            elif byte == b'"':
+                in_string = False
+        elif byte == b'"':
+            in_string = True
+        elif data[index:index + 2] == b"//":
+            end = data.find(b"\n", index)
+            end = len(data) if end < 0 else end
+            if data[end - 1:end] == b"\r":
+                end -= 1
+            found.append((index, end))
+            index = end
+            continue
+        index += 1
     return found
 
 
@@ -243,6 +274,8 @@ def _parse(source: SourceText, lines: _Lines, start: int, end: int,
     """The directive in the comment at `start`..`end`, (where, what is wrong) when it does not parse,
     or None when the comment is not addressed to trainlint."""
     text = source.data[start:end].decode("utf-8", "replace")
+    if text.startswith("//"):
+        text = "# " + text[2:]  # a JSON comment reads as a `#` one; same length, so offsets hold
     marker = _MARKER.search(text)
     if marker is None:
         return None
@@ -299,7 +332,7 @@ def _covered(lines: _Lines, line: int, own_line: bool, logical: Dict[int, Tuple[
     target = line
     if own_line:
         target = line + 1
-        while target <= lines.count() and lines.text(target).lstrip().startswith(b"#"):
+        while target <= lines.count() and lines.text(target).lstrip().startswith((b"#", b"//")):
             target += 1
         if target > lines.count() or not lines.text(target).strip():
             return (line, line)

@@ -7,6 +7,7 @@ from typing import ClassVar, Iterable, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import (
     Diagnostic,
+    DiagnosticKind,
     Finding,
     Fix,
     Origin,
@@ -50,8 +51,11 @@ class Rule:
     severity: ClassVar[Severity]
     summary: ClassVar[str]
     examples: ClassVar[Sequence[Example]] = ()
-    # Reader diagnostics this rule reports (e.g. "broken-line-continuation"), attached to a run or not.
-    diagnostic_kinds: ClassVar[Tuple[str, ...]] = ()
+    # Reader diagnostics this rule reports (e.g. DiagnosticKind.BROKEN_LINE_CONTINUATION), attached to a run or not.
+    diagnostic_kinds: ClassVar[Tuple[DiagnosticKind, ...]] = ()
+    # For a rule that says what trainlint could not know: the setting that answers it. Terminal reports
+    # then fold its findings into one line of the unknowns instead of one finding per job.
+    answered_by: ClassVar[str] = ""
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         return ()
@@ -61,7 +65,7 @@ class Rule:
         return Finding(
             code=self.code,
             name=self.name,
-            severity=self.severity,
+            severity=self.diagnostic_severity(diagnostic),
             message=diagnostic.message,
             path=diagnostic.origin.path if diagnostic.origin else diagnostic.path,
             origin=diagnostic.origin,
@@ -71,6 +75,10 @@ class Rule:
 
     def diagnostic_fix(self, diagnostic: Diagnostic) -> Optional[Fix]:
         return None
+
+    def diagnostic_severity(self, diagnostic: Diagnostic) -> Severity:
+        """The severity of a finding made from `diagnostic` (the rule's own unless the file type decides)."""
+        return self.severity
 
     @classmethod
     def docs(cls) -> str:

@@ -4,7 +4,7 @@ from typing import Iterable
 
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Finding, Severity, SourceKind, TrainingRun, Unknown
+from trainlint.core import Finding, Severity, TrainingRun, Unknown
 
 
 class WorldSizeUnknown(Rule):
@@ -12,7 +12,12 @@ class WorldSizeUnknown(Rule):
     ## What it does
     Says when the number of training processes cannot be read from the launcher (`deepspeed`
     without `--num_gpus`, `$(nvidia-smi ... | wc -l)`, a variable from the environment), and which
-    assumption the memory estimates and the effective batch used instead.
+    assumption the memory estimates and the effective batch used instead. Once the world size is
+    answered (`--num-gpus N`, or `num-gpus = N` in the configuration) it says nothing.
+
+    The terminal reports fold these findings into one line per scan (how many jobs, and the setting
+    that answers it); `--show-info` or `--select TL301` lists them one by one, and the JSON and
+    SARIF outputs always carry them.
 
     ## Why is this bad
     ZeRO shards model states over the world size, and the effective batch is a multiple of it: both
@@ -32,23 +37,21 @@ class WorldSizeUnknown(Rule):
     name = "world-size-unknown"
     severity = Severity.INFO
     summary = "The world size cannot be resolved statically"
+    answered_by = "`--num-gpus N`, or `num-gpus = N` in the configuration"
     examples = (
         Example("bare deepspeed uses every visible GPU", job("--per_device_train_batch_size 4", launcher="deepspeed"),
                 True),
         Example("deepspeed --num_gpus 8", job("--per_device_train_batch_size 4"), False),
+        Example("bare deepspeed, answered with --num-gpus 8",
+                job("--per_device_train_batch_size 4", launcher="deepspeed"), False, ("--num-gpus", "8")),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         world = run.setting("world_size")
-        if world is None:
+        # A world size from --num-gpus / num-gpus is the user's answer: nothing left to say.
+        if world is None or not isinstance(world.value, Unknown):
             return
-        if world.kind == SourceKind.ASSUMED:
-            reason = world.via[0].value.reason if world.via and isinstance(world.via[0].value, Unknown) else ""
-            message = f"the world size is not known statically ({reason}); assumed {world.value} from --num-gpus"
-        elif isinstance(world.value, Unknown):
-            message = (f"the world size is not known statically ({world.value.reason}); memory estimates assume "
-                       f"one GPU (no ZeRO sharding), memory rules that depend on sharding stay quiet, and the "
-                       f"effective batch is unknown; pass --num-gpus N")
-        else:
-            return
+        message = (f"the world size is not known statically ({world.value.reason}); memory estimates assume "
+                   f"one GPU (no ZeRO sharding), memory rules that depend on sharding stay quiet, and the "
+                   f"effective batch is unknown; pass --num-gpus N")
         yield self.finding(run, message, origin=run.origin)

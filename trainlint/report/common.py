@@ -27,6 +27,7 @@ SEVERITY_ORDER: Tuple[Severity, ...] = (Severity.ERROR, Severity.WARNING, Severi
 # The `[project.urls]` labels (package metadata) that name the project's repository, by preference.
 REPOSITORY_LABELS = ("repository", "source", "source code", "homepage")
 TAB_WIDTH = 4
+DEFAULT_FIX_COMMAND = "trainlint fix"
 _RUN_LINE_SUFFIX = re.compile(r":\d+$")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -182,12 +183,17 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def summary_line(report: Report) -> str:
-    """`Found 3 problems (2 errors, 1 warning) in 2 jobs; 1 fixable with `trainlint fix`, ...`."""
+NO_JOB_FOUND = "warning: no training job found, so nothing was checked (give the launcher, recipe or folder)."
+
+
+def summary_line(report: Report, fix_command: str = DEFAULT_FIX_COMMAND) -> str:
+    """`Found 3 problems (2 errors, 1 warning) in 2 jobs; 1 fixable with `trainlint fix`, ...`.
+    `fix_command` is the exact command that would apply the fixes (with the flags they need)."""
     findings = report.findings
     if not findings:
-        jobs = f" in {_plural(len(report.runs), 'job')}" if report.runs else ""
-        return f"No problems found{jobs}."
+        if not report.runs:
+            return NO_JOB_FOUND
+        return f"No problems found in {_plural(len(report.runs), 'job')}."
     counts = [(severity, sum(1 for f in findings if severity_of(f) == severity)) for severity in SEVERITY_ORDER]
     by_kind = ", ".join(_plural(count, severity.value) for severity, count in counts if count)
     text = f"Found {_plural(len(findings), 'problem')} ({by_kind})"
@@ -196,12 +202,13 @@ def summary_line(report: Report) -> str:
         text += f" in {_plural(len(jobs), 'job')}"
     safe = sum(1 for f in findings if is_fixable(f, Applicability.SAFE))
     unsafe = sum(1 for f in findings if is_fixable(f, Applicability.UNSAFE))
+    unsafe_command = fix_command.replace(DEFAULT_FIX_COMMAND, f"{DEFAULT_FIX_COMMAND} --unsafe-fixes", 1)
     if safe and unsafe:
-        text += f"; {safe} fixable with `trainlint fix`, {unsafe} more with --unsafe-fixes"
+        text += f"; {safe} fixable with `{fix_command}`, {unsafe} more with --unsafe-fixes"
     elif safe:
-        text += f"; {safe} fixable with `trainlint fix`"
+        text += f"; {safe} fixable with `{fix_command}`"
     elif unsafe:
-        text += f"; {unsafe} fixable with `trainlint fix --unsafe-fixes`"
+        text += f"; {unsafe} fixable with `{unsafe_command}`"
     return text + "."
 
 
@@ -237,4 +244,23 @@ def fingerprint(finding: Finding, root: str = ".", sources: Optional[SourceLines
         line_text = _NUMBER.sub("#", finding.message)
     run = _RUN_LINE_SUFFIX.sub("", relative_run_id(finding.run_id, root) or "")
     parts: Sequence[str] = (finding.code, relative_path(finding.path, root), run, one_line(line_text))
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+    # A file name that is not valid UTF-8 arrives with lone surrogates; they hash as they are.
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# --- text from analysed files ------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on a terminal: control characters (an escape sequence in a file name, a
+    source line or a value) shown as `\\x1b` rather than obeyed; tabs and line breaks kept."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group(0)):02x}", valid_text(text))
+
+
+def valid_text(text: str) -> str:
+    """`text` encodable as UTF-8: a lone surrogate (a file name that is not valid UTF-8, read with
+    surrogateescape) becomes U+FFFD rather than an error at output time."""
+    return _SURROGATE.sub("\ufffd", text)

@@ -4,7 +4,7 @@ never read as markup and `color=False` yields plain text."""
 from __future__ import annotations
 
 import io
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -12,15 +12,19 @@ from rich.text import Text
 
 from trainlint.core import Finding, Origin, Report, Severity
 from trainlint.report.common import (
+    DEFAULT_FIX_COMMAND,
+    NO_JOB_FOUND,
     TAB_WIDTH,
     SourceLines,
     by_location,
     fix_line,
+    printable,
     relative_path,
     relative_run_id,
     severity_of,
     summary_line,
 )
+from trainlint.report.unknowns import unread_lines
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold cyan"}
 CONTEXT_BEFORE = 2
@@ -28,14 +32,17 @@ CONTEXT_AFTER = 1
 WIDTH = 100
 
 
-def render_full(report: Report, *, root: str = ".", color: bool = False) -> str:
+def render_full(report: Report, *, root: str = ".", color: bool = False, notes: Sequence[str] = (),
+                fix_command: str = DEFAULT_FIX_COMMAND, width: Optional[int] = None) -> str:
+    """Every finding with its frame, then the unread places, the folded `notes` and the summary line.
+    `width` is the terminal's (None: not a terminal, 100 columns; long lines are never cut)."""
     buffer = io.StringIO()
     console = Console(
         file=buffer,
         force_terminal=color,
         no_color=not color,
         color_system="standard" if color else None,
-        width=WIDTH,
+        width=width or WIDTH,
         highlight=False,
         markup=False,
         emoji=False,
@@ -46,7 +53,12 @@ def render_full(report: Report, *, root: str = ".", color: bool = False) -> str:
         for text in finding_block(finding, sources, root):
             console.print(text, soft_wrap=True)
         console.print()
-    console.print(Text(summary_line(report), style="bold"), soft_wrap=True)
+    for line in unread_lines(report.unread, root):
+        console.print(Text(printable(line), style="cyan" if line.startswith(" ") else "bold cyan"), soft_wrap=True)
+    for line in notes:
+        console.print(Text(line, style="cyan"), soft_wrap=True)
+    summary = summary_line(report, fix_command)
+    console.print(Text(summary, style="bold yellow" if summary == NO_JOB_FOUND else "bold"), soft_wrap=True)
     return buffer.getvalue()
 
 
@@ -55,7 +67,7 @@ def finding_block(finding: Finding, sources: SourceLines, root: str) -> List[Tex
     header = Text()
     header.append(f"{severity.value}[{finding.code}]", style=SEVERITY_STYLE[severity])
     header.append(f" {finding.name}: ", style="bold")
-    message_lines = finding.message.splitlines() or [""]
+    message_lines = printable(finding.message).splitlines() or [""]
     header.append(message_lines[0])
     block = [header] + [Text("  " + line) for line in message_lines[1:]]
 
@@ -74,26 +86,26 @@ def _dim(text: str) -> Text:
 
 
 def _location(path: str, origin: Optional[Origin], root: str) -> str:
-    shown = relative_path(path, root)
+    shown = printable(relative_path(path, root))
     return f"{shown}:{origin.line}:{origin.column}" if origin else shown
 
 
 def _notes(finding: Finding, root: str, pad: str) -> List[Text]:
     notes: List[Text] = []
     if finding.run_id:
-        notes.append(_dim(f"{pad} = ").append(f"job: {relative_run_id(finding.run_id, root)}"))
+        notes.append(_dim(f"{pad} = ").append(f"job: {printable(relative_run_id(finding.run_id, root) or '')}"))
     if finding.related:
         notes.append(_dim(f"{pad} = ").append("where the value came from:"))
         for related in finding.related:
             line = Text(f"{pad}     ")
             if related.origin is not None:
                 line.append(_location(related.origin.path, related.origin, root), style="bold").append(" ")
-            line.append(related.message)
+            line.append(printable(related.message))
             notes.append(line)
     fix = fix_line(finding)
     if fix:
         style = "green" if fix.startswith("fix") else "cyan"
-        notes.append(_dim(f"{pad} = ").append(fix, style=style))
+        notes.append(_dim(f"{pad} = ").append(printable(fix), style=style))
     return notes
 
 
@@ -137,7 +149,7 @@ def code_frame(origin: Origin, lines: List[Tuple[int, str]]) -> List[Text]:
     frame = [empty]
     for number, line in lines:
         row = _dim(f"{number:>{gutter}} | ")
-        row.append(line.expandtabs(TAB_WIDTH))
+        row.append(printable(line.expandtabs(TAB_WIDTH)))
         frame.append(row)
         if number == origin.line:
             before, under = caret_span(line, origin)

@@ -8,7 +8,18 @@ import math
 from typing import Any, Dict, List, Mapping, Optional
 
 from trainlint import __version__
-from trainlint.core import Edit, Finding, MemoryEstimate, Origin, Report, Setting, TrainingRun, Unknown, Value
+from trainlint.core import (
+    Diagnostic,
+    Edit,
+    Finding,
+    MemoryEstimate,
+    Origin,
+    Report,
+    Setting,
+    TrainingRun,
+    Unknown,
+    Value,
+)
 from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import (
     applicability_name,
@@ -34,7 +45,16 @@ def report_document(report: Report, *, root: str = ".") -> Json:
         "findings": [finding_document(finding, root) for finding in by_location(report.findings, root)],
         "runs": [run_document(run, report.estimates.get(run.id), run_batch(report, run.id), root)
                  for run in report.runs],
+        "unread": [unread_document(diagnostic, root) for diagnostic in report.unread],
     }
+
+
+def unread_document(diagnostic: Diagnostic, root: str) -> Json:
+    """A place the readers could not read statically (no rule owns it; nothing there was checked)."""
+    document: Json = {"kind": str(getattr(diagnostic.kind, "value", diagnostic.kind))}
+    document.update(_position(diagnostic.origin, root, diagnostic.path))
+    document["message"] = diagnostic.message
+    return document
 
 
 def _position(origin: Optional[Origin], root: str, fallback_path: str = "") -> Json:

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from trainlint import __version__
 from trainlint.checks import all_rules
 from trainlint.checks.docs import anchor, what_it_does
-from trainlint.core import Edit, Finding, Origin, Report, Severity
+from trainlint.core import Diagnostic, Edit, Finding, Origin, Report, Severity
 from trainlint.report.common import (
     SourceLines,
     applicability_name,
@@ -57,8 +57,25 @@ def sarif_document(report: Report, *, root: str = ".") -> Json:
                 "tool": {"driver": driver},
                 "columnKind": "unicodeCodePoints",
                 "results": [result(finding, index, root, sources) for finding in findings],
+                "invocations": [{
+                    "executionSuccessful": True,
+                    "toolExecutionNotifications": [unread_notification(d, root) for d in report.unread],
+                }],
             }
         ],
+    }
+
+
+def unread_notification(diagnostic: Diagnostic, root: str) -> Json:
+    """A place the readers could not read statically, as a SARIF tool notification."""
+    location: Json = {"artifactLocation": artifact_location(diagnostic.path, root)}
+    if diagnostic.origin is not None:
+        location["region"] = {"startLine": diagnostic.origin.line, "startColumn": diagnostic.origin.column}
+    return {
+        "level": "note",
+        "message": {"text": f"could not read statically: {diagnostic.message}"},
+        "descriptor": {"id": str(getattr(diagnostic.kind, "value", diagnostic.kind))},
+        "locations": [{"physicalLocation": location}],
     }
 
 
@@ -125,7 +142,8 @@ def artifact_location(path: str, root: str) -> Json:
     if os.path.isabs(relative) or relative == ".." or relative.startswith("../"):
         # Outside the source root: an absolute file URI, with no base to resolve against.
         return {"uri": Path(path).resolve().as_uri()}
-    return {"uri": quote(relative), "uriBaseId": SRCROOT}
+    # A file name that is not valid UTF-8 (lone surrogates) is percent-encoded as its original bytes.
+    return {"uri": quote(relative, errors="surrogateescape"), "uriBaseId": SRCROOT}
 
 
 def region(origin: Origin) -> Json:

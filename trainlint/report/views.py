@@ -20,9 +20,14 @@ LEADING_KNOBS = ("per_device_train_batch_size", "gradient_accumulation_steps", "
                  "vision_tower", "deepspeed")
 
 
-def _console(color: bool, buffer: io.StringIO) -> Console:
-    return Console(file=buffer, force_terminal=color, no_color=not color, width=120, highlight=False,
-                   color_system="standard" if color else None)
+# Output that is not a terminal is neither wrapped nor cut: as wide as its longest line needs.
+UNWRAPPED_WIDTH = 10_000
+
+
+def _console(color: bool, buffer: io.StringIO, width: Optional[int] = None) -> Console:
+    """`width`: the terminal's; None (piped, a file) wraps nothing."""
+    return Console(file=buffer, force_terminal=color, no_color=not color, width=width or UNWRAPPED_WIDTH,
+                   highlight=False, color_system="standard" if color else None)
 
 
 def origin_text(setting: Setting, root: str) -> str:
@@ -50,10 +55,11 @@ def ordered_knobs(settings: Mapping[str, Setting]) -> Sequence[str]:
     return leading + sorted(k for k in settings if k not in LEADING_KNOBS)
 
 
-def render_show(report: Report, *, root: str = ".", color: bool = False) -> str:
-    """Each run of `report` as a table of its settings, values and origins, then its effective batch."""
+def render_show(report: Report, *, root: str = ".", color: bool = False, width: Optional[int] = None) -> str:
+    """Each run of `report` as a table of its settings, values and origins, then its effective batch;
+    `width` is the terminal's (None: as wide as the table needs)."""
     buffer = io.StringIO()
-    console = _console(color, buffer)
+    console = _console(color, buffer, width)
     runs = list(report.runs)
     if not runs:
         console.print("No training jobs found.")
