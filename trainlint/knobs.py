@@ -135,6 +135,9 @@ KNOBS: Tuple[Knob, ...] = (
         },
         "none",
     ),
+    # DeepSpeed-Chat-style `--offload`: the config builder puts optimizer states and parameters on the
+    # CPU. Set only when the entry script hands the switch to a config builder deepspeed.initialize gets.
+    Knob("offload", bool, "ZeRO offload switch of a DeepSpeed config built in code", {}),
     Knob(
         "ds_micro_batch",
         int,
@@ -210,7 +213,7 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("finetuning_type", "language_training_method", "training_method")},
     ),
     Knob("adapter", str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
-    Knob("lora_r", int, "LoRA rank", {ARGS: ("lora_r", "lora_rank"), AXOLOTL: ("lora_r",)}),
+    Knob("lora_r", int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",)}),
     Knob("bits", int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
     Knob("load_in_4bit", bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
     Knob("load_in_8bit", bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),

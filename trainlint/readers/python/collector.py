@@ -11,6 +11,13 @@ from trainlint.readers.python.argparse_args import read_add_argument, returns_re
 from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, ConfigCallReader, is_config_class
 from trainlint.readers.python.context import Context
+from trainlint.readers.python.deepspeed_calls import (
+    DEEPSPEED_ENGINE_CALLEE,
+    config_arguments,
+    engine_keywords,
+    is_add_config_arguments,
+    is_engine_call,
+)
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
@@ -96,6 +103,11 @@ class Collector(cst.CSTVisitor):
             self.overrides.kbit_preparation(node)
         elif callee == "get_peft_model":
             self.config_calls.peft_call(node)
+        elif is_add_config_arguments(node):
+            self.found.argparse_args.extend(config_arguments(self.values, node))
+        elif is_engine_call(node):
+            self.found.other_keywords.extend(
+                (DEEPSPEED_ENGINE_CALLEE, keyword) for keyword in engine_keywords(self.values, node))
         if callee in OTHER_CALL_KEYWORDS:
             self.config_calls.knob_keywords(node, callee)
 
