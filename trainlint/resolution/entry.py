@@ -15,6 +15,7 @@ from trainlint.readers.facts import (
     PythonModule,
     TrainerCall,
 )
+from trainlint.readers.source import display_path
 from trainlint.resolution.workspace import Workspace
 
 MAX_DEPTH = 3
@@ -93,6 +94,31 @@ class EntryFacts:
             arg = self.argparse.get(dest)
             return arg is not None and ("bool" in arg.type_name or arg.type_name.startswith("store_"))
         return name in HF_BOOL_FIELDS
+
+
+@dataclass(frozen=True)
+class ModuleEntry:
+    """Where `python -m NAME` (or `accelerate launch -m NAME`) finds its code."""
+
+    path: Optional[Path]  # the file that runs, when it is in the repository
+    exists: Optional[bool]  # False: its package is in the repository but the module is not; None: not told
+    shown: str  # how reports name the entry
+
+
+def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path]) -> ModuleEntry:
+    """The file a module entry runs. A package runs its `__main__.py`. A module whose top-level
+    package is not in the repository comes from an installed package (`-m lmms_eval`): not missing,
+    just unknown; one whose package is here but which is not, is missing."""
+    found = workspace.module(dotted, importer, dirs)
+    if found is not None:
+        main = found.parent / "__main__.py"
+        if found.name == "__init__.py" and main.is_file():
+            found = main
+        return ModuleEntry(found, True, display_path(found))
+    top = dotted.split(".")[0]
+    if workspace.module(top, importer, dirs) is not None or any((Path(d) / top).is_dir() for d in dirs):
+        return ModuleEntry(None, False, dotted)
+    return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
 
 
 def _needed_names(module: PythonModule) -> set:
