@@ -125,3 +125,43 @@ def test_a_config_name_bound_twice_is_not_guessed(tmp_path):
         """)
     path = write_tree(tmp_path, {"train.py": entry}) / "train.py"
     assert not [k for callee, k in read_python(path).other_keywords if callee == DEEPSPEED_ENGINE_CALLEE]
+
+
+def test_a_parser_built_by_an_unseen_helper_is_not_known_from_deepspeeds_arguments_alone(tmp_path):
+    entry = textwrap.dedent("""\
+        import deepspeed
+        from helpers import make_parser
+
+        parser = make_parser()
+        parser = deepspeed.add_config_arguments(parser)
+        args = parser.parse_args()
+        """)
+    write_tree(tmp_path, {"train.py": entry,
+                          "run.sh": "deepspeed --num_gpus 2 train.py --bert_model large --deepspeed "
+                                    "--per_device_train_batch_size 4\n"})
+    [run] = _runs(tmp_path, "run.sh")
+    assert run.facts.accepted_flags is None  # the helper's arguments are not seen: no flag is called unknown
+
+
+def test_a_bare_deepspeed_switch_names_no_config_even_when_the_entry_is_unknown(tmp_path):
+    write_tree(tmp_path, {"run.sh": "deepspeed --num_gpus 2 ${BASE}/train.py --deepspeed "
+                                    "--deepspeed_config ds.json --max_seq_length 128\n",
+                          "ds.json": '{"train_micro_batch_size_per_gpu": 8, "zero_optimization": {"stage": 1}}\n'})
+    [run] = _runs(tmp_path, "run.sh")
+    assert run.settings["deepspeed"].value == "ds.json" and run.settings["zero_stage"].value == 1
+    assert not [d for d in run.diagnostics if d.kind == "missing-file" and "DeepSpeed config" in d.message]
+
+
+def test_a_scripts_own_deepspeed_switch_is_not_a_config_path(tmp_path):
+    entry = textwrap.dedent("""\
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--deepspeed", action="store_true")
+        parser.add_argument("--per_device_train_batch_size", type=int, default=1)
+        args = parser.parse_args()
+        """)
+    write_tree(tmp_path, {"bench.py": entry,
+                          "run.sh": "deepspeed --num_gpus 2 bench.py --deepspeed --per_device_train_batch_size 4\n"})
+    [run] = _runs(tmp_path, "run.sh")
+    assert "deepspeed" not in run.settings and not run.diagnostics

@@ -153,7 +153,9 @@ KNOBS: Tuple[Knob, ...] = (
     Knob("ds_train_batch_size", int, "DeepSpeed train_batch_size", {DEEPSPEED: ("train_batch_size",)}),
     Knob("ds_bf16", bool, "DeepSpeed bf16.enabled", {DEEPSPEED: ("bf16.enabled", "bfloat16.enabled")}),
     Knob("ds_fp16", bool, "DeepSpeed fp16.enabled", {DEEPSPEED: ("fp16.enabled",)}),
-    Knob("deepspeed", str, "DeepSpeed config path", {ARGS: ("deepspeed",), AXOLOTL: ("deepspeed",)}),
+    # `--deepspeed_config` is the path flag deepspeed.add_config_arguments adds (its `--deepspeed` is a switch).
+    Knob("deepspeed", str, "DeepSpeed config path",
+         {ARGS: ("deepspeed", "deepspeed_config"), AXOLOTL: ("deepspeed",)}),
     # FSDP shards like ZeRO: the resolution derives zero_stage and offload from these.
     Knob(
         "fsdp",

@@ -15,6 +15,7 @@ from trainlint.readers.facts import (
     PythonModule,
     TrainerCall,
 )
+from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER
 from trainlint.readers.source import display_path
 from trainlint.resolution.workspace import Workspace
 
@@ -185,7 +186,10 @@ def _merge(facts: EntryFacts) -> None:
     for module in facts.modules:
         for parser in module.hf_parsers:
             parser_classes.extend(_last(name) for name in parser)
-    facts.has_parser = bool(parser_classes) or any(m.argparse_args for m in facts.modules)
+    # The arguments deepspeed.add_config_arguments adds do not make the parser known: the script's
+    # own may come from a helper outside the scanned modules (`parser = get_argument_parser()`).
+    facts.has_parser = bool(parser_classes) or any(arg.owner != DEEPSPEED_ARGUMENTS_OWNER
+                                                   for m in facts.modules for arg in m.argparse_args)
     for name in parser_classes:
         info = classes.get(name)
         if info is None:

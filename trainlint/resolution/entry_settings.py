@@ -32,6 +32,8 @@ def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Can
         if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
             continue  # parse_known_args drops it silently
         target = knob_for(name)
+        if target == "deepspeed" and flag.bare:
+            continue  # a bare `--deepspeed` is DeepSpeed's switch (add_config_arguments): it names no config
         if target is not None:
             candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
 
@@ -125,12 +127,16 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
 
 
 def _argument_knob(facts: EntryFacts, dest: str) -> Optional[str]:
-    """The knob a parsed argument writes. DeepSpeed's own arguments: `--deepspeed` is a switch that says
-    the script runs under DeepSpeed, not the config path HF's `--deepspeed` is; `--deepspeed_config` is."""
+    """The knob a parsed argument writes. A `--deepspeed` switch (DeepSpeed's own from add_config_arguments,
+    or a script's store_true) says the script runs under DeepSpeed: it is not the config path HF's
+    `--deepspeed` is; `--deepspeed_config` is."""
     arg = facts.argparse.get(dest)
     if arg is not None and arg.owner == DEEPSPEED_ARGUMENTS_OWNER:
-        return "deepspeed" if dest.endswith("_config") else None
-    return knob_for(dest)
+        return "deepspeed" if dest.endswith("_config") else None  # deepscale_config: the legacy spelling
+    target = knob_for(dest)
+    if target == "deepspeed" and arg is not None and arg.type_name == "bool":
+        return None
+    return target
 
 
 # What a precision word handed to a DeepSpeed config builder turns on: (bf16, fp16).
