@@ -36,7 +36,7 @@ def test_add_config_arguments_adds_deepspeeds_switch_and_config_path():
     assert set(added) == {"deepspeed", "deepspeed_config", "deepscale", "deepscale_config"}
     assert added["deepspeed"].type_name == "bool" and added["deepspeed"].default.value is False
     assert added["deepspeed_config"].type_name == "str" and added["deepspeed_config"].default.value is None
-    assert added["deepspeed"].origin.line == 25  # the add_config_arguments call
+    assert added["deepspeed"].origin.line == 26  # the add_config_arguments call
 
 
 def test_only_the_trained_engines_config_builder_is_read():
@@ -63,6 +63,8 @@ def test_a_chat_style_launch_takes_zero_stage_offload_and_precision_from_its_fla
     assert settings["max_seq_length"].value == 1024
     assert settings["gradient_checkpointing"].value is True
     assert settings["lora_r"].value == 64
+    # `if args.lora_dim > 0: convert_linears_to_lora(...)`: the layers train as LoRA adapters.
+    assert settings["lora"].value is True and settings["lora"].kind == SourceKind.CODE_OVERRIDE
     assert settings["model_name_or_path"].value == "meta-llama/Llama-2-7b-hf"
     # `--deepspeed` is DeepSpeed's switch, not a config path; no flag is unknown to the parser.
     assert settings["deepspeed"].value is None
@@ -77,6 +79,7 @@ def test_without_flags_the_parsers_defaults_decide(tmp_path):
     assert settings["zero_stage"].value == 0 and settings["zero_stage"].kind == SourceKind.ARGPARSE_DEFAULT
     assert settings["offload"].value is False
     assert settings["fp16"].value is True and settings["bf16"].value is False
+    assert "lora" not in settings  # --lora_dim defaults to 0: no adapters
 
 
 def test_a_precision_the_launcher_leaves_unknown_stays_unknown(tmp_path):

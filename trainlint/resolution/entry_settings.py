@@ -189,6 +189,9 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
     gate = _argument_value(facts, flags, argparse_values, override.when)
     truth = coerce("bf16", gate.value).value if gate is not None else None
+    if gate is not None and not isinstance(truth, bool):
+        count = coerce("lora_r", gate.value).value  # `if args.lora_dim > 0:` gated on a number
+        truth = count != 0 if isinstance(count, int) else truth
     if not isinstance(truth, bool):
         return setting
     if truth == override.when_negated:

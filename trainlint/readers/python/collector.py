@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import List
 
 import libcst as cst
@@ -24,6 +25,9 @@ from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
 from trainlint.readers.python.overrides import OverrideReader
 from trainlint.readers.python.values import ValueReader
+
+# Functions that turn a model's layers into LoRA layers (`convert_linear_layer_to_lora`, `inject_lora`).
+LORA_CONVERSION = re.compile(r"^(convert|inject|apply|add)_\w*lora\w*$", re.IGNORECASE)
 
 
 class Collector(cst.CSTVisitor):
@@ -103,6 +107,8 @@ class Collector(cst.CSTVisitor):
             self.overrides.kbit_preparation(node)
         elif callee == "get_peft_model":
             self.config_calls.peft_call(node)
+        elif LORA_CONVERSION.match(callee):
+            self.overrides.lora_conversion(node)
         elif is_add_config_arguments(node):
             self.found.argparse_args.extend(config_arguments(self.values, node))
         elif is_engine_call(node):

@@ -5,6 +5,7 @@ import deepspeed
 import torch
 from transformers import AutoModelForCausalLM
 
+from engine.adapters import convert_linears_to_lora
 from engine.zero_config import build_frozen_config, build_zero_config
 
 
@@ -36,6 +37,8 @@ def main():
     frozen = AutoModelForCausalLM.from_pretrained(args.model_name_or_path)
     if args.gradient_checkpointing:
         model.gradient_checkpointing_enable()
+    if args.lora_dim > 0:
+        model = convert_linears_to_lora(model, args.lora_dim)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     model, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, args=args, config=ds_config)
     frozen, *_ = deepspeed.initialize(model=frozen, config=frozen_config)
