@@ -55,3 +55,12 @@ def test_a_missing_script_path_is_still_missing(tmp_path):
     write_tree(tmp_path, {"run.sh": f"deepspeed --num_gpus 2 llava/train/train_mem.py {_FLAGS}\n"})
     [run] = _runs(tmp_path, "run.sh")
     assert run.facts.entry_exists is False and [d.kind for d in run.diagnostics] == ["missing-file"]
+
+
+def test_a_script_in_a_home_folder_is_another_checkout_not_a_missing_file(tmp_path):
+    write_tree(tmp_path, {"run.sh": f"deepspeed --num_gpus 2 ~/projects/transformers/run_clm.py {_FLAGS} "
+                                    "--deepspeed ds.json\n",
+                          "ds.json": '{"zero_optimization": {"stage": 2}}\n'})
+    [run] = _runs(tmp_path, "run.sh")
+    assert run.facts.entry_exists is None and not run.diagnostics
+    assert run.settings["zero_stage"].value == 2

@@ -122,6 +122,17 @@ def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Seque
     return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
 
 
+def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path]) -> ModuleEntry:
+    """The file a launcher runs. One in a home folder (`~/projects/transformers/run_glue.py`) is another
+    checkout on the user's machine: unknown here, not missing."""
+    found = workspace.find(written, dirs)
+    if found is not None:
+        return ModuleEntry(found, None, display_path(found))  # exists=True once it is read as Python
+    if written.startswith("~"):
+        return ModuleEntry(None, None, f"{written} (outside the repository: its arguments are unknown)")
+    return ModuleEntry(None, False, written)
+
+
 def _needed_names(module: PythonModule) -> set:
     """Names whose definitions can carry settings: the functions the module runs, the argument
     classes its parsers are given and the bases of its dataclasses."""

@@ -15,7 +15,7 @@ from trainlint.knobs import HF_BOOL_FIELDS, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution import frameworks
-from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module
+from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
 from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
 from trainlint.resolution.flags import key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
@@ -106,10 +106,9 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
         located = locate_module(build.workspace, entry.value, build.script_path, dirs)
         build.entry_shown, build.entry_exists = located.shown, located.exists
         return located.path
-    found = build.workspace.find(entry.value, dirs)
-    build.entry_shown = display_path(found) if found else entry.value
-    build.entry_exists = False if found is None else None  # True once it is read as Python
-    return found
+    located = locate_script(build.workspace, entry.value, dirs)
+    build.entry_shown, build.entry_exists = located.shown, located.exists
+    return located.path
 
 
 def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
