@@ -135,6 +135,9 @@ KNOBS: Tuple[Knob, ...] = (
         },
         "none",
     ),
+    # DeepSpeed-Chat-style `--offload`: the config builder puts optimizer states and parameters on the
+    # CPU. Set only when the entry script hands the switch to a config builder deepspeed.initialize gets.
+    Knob("offload", bool, "ZeRO offload switch of a DeepSpeed config built in code", {}),
     Knob(
         "ds_micro_batch",
         int,
@@ -150,7 +153,9 @@ KNOBS: Tuple[Knob, ...] = (
     Knob("ds_train_batch_size", int, "DeepSpeed train_batch_size", {DEEPSPEED: ("train_batch_size",)}),
     Knob("ds_bf16", bool, "DeepSpeed bf16.enabled", {DEEPSPEED: ("bf16.enabled", "bfloat16.enabled")}),
     Knob("ds_fp16", bool, "DeepSpeed fp16.enabled", {DEEPSPEED: ("fp16.enabled",)}),
-    Knob("deepspeed", str, "DeepSpeed config path", {ARGS: ("deepspeed",), AXOLOTL: ("deepspeed",)}),
+    # `--deepspeed_config` is the path flag deepspeed.add_config_arguments adds (its `--deepspeed` is a switch).
+    Knob("deepspeed", str, "DeepSpeed config path",
+         {ARGS: ("deepspeed", "deepspeed_config"), AXOLOTL: ("deepspeed",)}),
     # FSDP shards like ZeRO: the resolution derives zero_stage and offload from these.
     Knob(
         "fsdp",
@@ -210,7 +215,7 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("finetuning_type", "language_training_method", "training_method")},
     ),
     Knob("adapter", str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
-    Knob("lora_r", int, "LoRA rank", {ARGS: ("lora_r", "lora_rank"), AXOLOTL: ("lora_r",)}),
+    Knob("lora_r", int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",)}),
     Knob("bits", int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
     Knob("load_in_4bit", bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
     Knob("load_in_8bit", bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),

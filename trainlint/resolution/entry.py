@@ -15,6 +15,8 @@ from trainlint.readers.facts import (
     PythonModule,
     TrainerCall,
 )
+from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER
+from trainlint.readers.source import display_path
 from trainlint.resolution.workspace import Workspace
 
 MAX_DEPTH = 3
@@ -95,6 +97,42 @@ class EntryFacts:
         return name in HF_BOOL_FIELDS
 
 
+@dataclass(frozen=True)
+class ModuleEntry:
+    """Where `python -m NAME` (or `accelerate launch -m NAME`) finds its code."""
+
+    path: Optional[Path]  # the file that runs, when it is in the repository
+    exists: Optional[bool]  # False: its package is in the repository but the module is not; None: not told
+    shown: str  # how reports name the entry
+
+
+def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path]) -> ModuleEntry:
+    """The file a module entry runs. A package runs its `__main__.py`. A module whose top-level
+    package is not in the repository comes from an installed package (`-m lmms_eval`): not missing,
+    just unknown; one whose package is here but which is not, is missing."""
+    found = workspace.module(dotted, importer, dirs)
+    if found is not None:
+        main = found.parent / "__main__.py"
+        if found.name == "__init__.py" and main.is_file():
+            found = main
+        return ModuleEntry(found, True, display_path(found))
+    top = dotted.split(".")[0]
+    if workspace.module(top, importer, dirs) is not None or any((Path(d) / top).is_dir() for d in dirs):
+        return ModuleEntry(None, False, dotted)
+    return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
+
+
+def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path]) -> ModuleEntry:
+    """The file a launcher runs. One in a home folder (`~/projects/transformers/run_glue.py`) is another
+    checkout on the user's machine: unknown here, not missing."""
+    found = workspace.find(written, dirs)
+    if found is not None:
+        return ModuleEntry(found, None, display_path(found))  # exists=True once it is read as Python
+    if written.startswith("~"):
+        return ModuleEntry(None, None, f"{written} (outside the repository: its arguments are unknown)")
+    return ModuleEntry(None, False, written)
+
+
 def _needed_names(module: PythonModule) -> set:
     """Names whose definitions can carry settings: the functions the module runs, the argument
     classes its parsers are given and the bases of its dataclasses."""
@@ -159,7 +197,10 @@ def _merge(facts: EntryFacts) -> None:
     for module in facts.modules:
         for parser in module.hf_parsers:
             parser_classes.extend(_last(name) for name in parser)
-    facts.has_parser = bool(parser_classes) or any(m.argparse_args for m in facts.modules)
+    # The arguments deepspeed.add_config_arguments adds do not make the parser known: the script's
+    # own may come from a helper outside the scanned modules (`parser = get_argument_parser()`).
+    facts.has_parser = bool(parser_classes) or any(arg.owner != DEEPSPEED_ARGUMENTS_OWNER
+                                                   for m in facts.modules for arg in m.argparse_args)
     for name in parser_classes:
         info = classes.get(name)
         if info is None:

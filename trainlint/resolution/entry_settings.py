@@ -8,6 +8,7 @@ from typing import Dict, Mapping, Optional
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import coerce, knob_for
 from trainlint.readers.facts import Keyword
+from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag
 from trainlint.resolution.precedence import Candidates
@@ -31,6 +32,8 @@ def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Can
         if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
             continue  # parse_known_args drops it silently
         target = knob_for(name)
+        if target == "deepspeed" and flag.bare:
+            continue  # a bare `--deepspeed` is DeepSpeed's switch (add_config_arguments): it names no config
         if target is not None:
             candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
 
@@ -91,7 +94,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     # TrainingArguments keyword sets; a flag given on the command line was added above.
     keyword_knobs = {knob_for(k.name) for k in facts.config_keywords}
     for dest, setting in argparse_values.items():
-        target = knob_for(dest)
+        target = _argument_knob(facts, dest)
         if target is not None and target not in keyword_knobs:
             candidates.add(target, setting)
     for name, item in facts.fields.items():
@@ -110,6 +113,9 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             setting = gated
         candidates.add(target, setting)
     for callee, keyword in facts.other_keywords:
+        if callee == DEEPSPEED_ENGINE_CALLEE:
+            _engine_setting(keyword, argparse_values, candidates)
+            continue
         target = knob_for(keyword.name)
         accumulation = callee.endswith("Accelerator") and target == "gradient_accumulation_steps"
         if target in _MODEL_KEYWORD_KNOBS or accumulation:
@@ -118,6 +124,43 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
             candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                            keyword.setting.origin, note="get_peft_model"))
+
+
+def _argument_knob(facts: EntryFacts, dest: str) -> Optional[str]:
+    """The knob a parsed argument writes. A `--deepspeed` switch (DeepSpeed's own from add_config_arguments,
+    or a script's store_true) says the script runs under DeepSpeed: it is not the config path HF's
+    `--deepspeed` is; `--deepspeed_config` is."""
+    arg = facts.argparse.get(dest)
+    if arg is not None and arg.owner == DEEPSPEED_ARGUMENTS_OWNER:
+        return "deepspeed" if dest.endswith("_config") else None  # deepscale_config: the legacy spelling
+    target = knob_for(dest)
+    if target == "deepspeed" and arg is not None and arg.type_name == "bool":
+        return None
+    return target
+
+
+# What a precision word handed to a DeepSpeed config builder turns on: (bf16, fp16).
+_ENGINE_DTYPES = {"bf16": (True, False), "bfloat16": (True, False), "fp16": (False, True),
+                  "float16": (False, True), "half": (False, True), "fp32": (False, False), "float32": (False, False)}
+
+
+def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candidates: Candidates) -> None:
+    """A keyword of the config builder a trained `deepspeed.initialize(config=...)` gets: the ZeRO
+    stage, the offload switch (optimizer and parameters on the CPU) or the precision."""
+    # The value's origin is the parsed argument's (the flag to edit); the note names the code path.
+    setting = replace(_keyword_setting(keyword, argparse_values), note=keyword.setting.note)
+    if keyword.name != "dtype":
+        candidates.add(keyword.name, setting)
+        return
+    value = setting.value
+    if isinstance(value, Unknown):
+        flags = (value, value)
+    else:
+        known = _ENGINE_DTYPES.get(str(value).strip().lower())
+        unknown = Unknown(f"`{value}` is not a precision a DeepSpeed config builder is known to take")
+        flags = known if known is not None else (unknown, unknown)
+    for name, on in zip(("bf16", "fp16"), flags):
+        candidates.add(name, replace(setting, value=on))
 
 
 def _copies_argument(override) -> bool:
@@ -146,6 +189,9 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
     gate = _argument_value(facts, flags, argparse_values, override.when)
     truth = coerce("bf16", gate.value).value if gate is not None else None
+    if gate is not None and not isinstance(truth, bool):
+        count = coerce("lora_r", gate.value).value  # `if args.lora_dim > 0:` gated on a number
+        truth = count != 0 if isinstance(count, int) else truth
     if not isinstance(truth, bool):
         return setting
     if truth == override.when_negated:

@@ -15,7 +15,7 @@ from trainlint.knobs import HF_BOOL_FIELDS, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution import frameworks
-from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact
+from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
 from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
 from trainlint.resolution.flags import key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
@@ -66,8 +66,6 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         build.facts = collect(entry_path, workspace, dirs)
         build.entry_exists = True
         build.inputs.files.extend(m.path for m in build.facts.modules)
-    elif launch.entry is not None and isinstance(launch.entry.value, str) and entry_path is None:
-        build.entry_exists = False
 
     is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in HF_BOOL_FIELDS)
     parsed, positionals = parse_flags(launch.script_args, is_bool)
@@ -105,12 +103,12 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
     if entry is None or not isinstance(entry.value, str):
         return None
     if launch.entry_is_module:
-        found = build.workspace.module(entry.value, build.script_path, dirs)
-        build.entry_shown = display_path(found) if found else entry.value
-        return found
-    found = build.workspace.find(entry.value, dirs)
-    build.entry_shown = display_path(found) if found else entry.value
-    return found
+        located = locate_module(build.workspace, entry.value, build.script_path, dirs)
+        build.entry_shown, build.entry_exists = located.shown, located.exists
+        return located.path
+    located = locate_script(build.workspace, entry.value, dirs)
+    build.entry_shown, build.entry_exists = located.shown, located.exists
+    return located.path
 
 
 def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import List
 
 import libcst as cst
@@ -11,12 +12,22 @@ from trainlint.readers.python.argparse_args import read_add_argument, returns_re
 from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, ConfigCallReader, is_config_class
 from trainlint.readers.python.context import Context
+from trainlint.readers.python.deepspeed_calls import (
+    DEEPSPEED_ENGINE_CALLEE,
+    config_arguments,
+    engine_keywords,
+    is_add_config_arguments,
+    is_engine_call,
+)
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
 from trainlint.readers.python.overrides import OverrideReader
 from trainlint.readers.python.values import ValueReader
+
+# Functions that turn a model's layers into LoRA layers (`convert_linear_layer_to_lora`, `inject_lora`).
+LORA_CONVERSION = re.compile(r"^(convert|inject|apply|add)_\w*lora\w*$", re.IGNORECASE)
 
 
 class Collector(cst.CSTVisitor):
@@ -96,6 +107,13 @@ class Collector(cst.CSTVisitor):
             self.overrides.kbit_preparation(node)
         elif callee == "get_peft_model":
             self.config_calls.peft_call(node)
+        elif LORA_CONVERSION.match(callee):
+            self.overrides.lora_conversion(node)
+        elif is_add_config_arguments(node):
+            self.found.argparse_args.extend(config_arguments(self.values, node))
+        elif is_engine_call(node):
+            self.found.other_keywords.extend(
+                (DEEPSPEED_ENGINE_CALLEE, keyword) for keyword in engine_keywords(self.values, node))
         if callee in OTHER_CALL_KEYWORDS:
             self.config_calls.knob_keywords(node, callee)
 

@@ -84,6 +84,7 @@ class OverrideReader:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, negated = test.expression, not negated
         is_args_name = self.values.is_args_name
+        test = _nonzero_test(test)
         name = None
         if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and is_args_name(test.value.value):
             name = test.attr.value
@@ -97,6 +98,13 @@ class OverrideReader:
             written = literal_value(test.args[1].value)
             name = written if isinstance(written, str) else None
         return FlagCondition(name, negated) if name else None
+
+    def lora_conversion(self, node: cst.Call) -> None:
+        """`convert_linear_layer_to_lora(model, ...)`: the model's linear layers become frozen weights plus
+        trained low-rank adapters, so the job trains LoRA (often under `if args.lora_dim > 0:`)."""
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        target = self.ctx.text(positional[0].value) if positional else ""
+        self.add_override("lora", True, node, target, f"{last_name(node.func)}() adds LoRA adapters")
 
     @staticmethod
     def gated_override(
@@ -167,3 +175,13 @@ class OverrideReader:
             )
         when = self.flag_condition(conditions)
         self.findings.overrides.append(self.gated_override(name, setting, owner, when, applied))
+
+
+def _nonzero_test(test: CstExpr) -> CstExpr:
+    """`args.lora_dim > 0` and `args.lora_dim != 0` test what `args.lora_dim` does for the counts and
+    ranks they compare (never negative): the left side stands for the test."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, (cst.GreaterThan, cst.NotEqual)) and literal_value(target.comparator) == 0:
+            return test.left
+    return test
