@@ -8,7 +8,10 @@ trainlint checks it against the row's GPU and GPU count, and the verdict is:
 - an `oom` row is *caught* when a memory rule reports at warning or error, else *missed*;
 - a `fits` row is *quiet* when no memory rule reports at warning or error, else a *false alarm*.
 
-Settings a thread does not state are not invented: a setting the job cannot run without (the
+Settings a thread does not state are not invented. When the thread says (or plainly implies) which recipe
+the reporter ran (`recipe`: a launcher path, or a README command), the settings it leaves unstated are
+that recipe's published values, listed in recipes.csv as read from the recipe's repository; a setting
+the reporter changed overrides the recipe. Otherwise a setting the job cannot run without (the
 sharding, the precision, checkpointing) is read from an environment variable the job does not set,
 so trainlint sees it as unknown exactly as it would on a launcher that takes it from its caller, and
 a pinned transformers version goes into requirements.txt. A row is *grounded* when it states what a
@@ -36,12 +39,20 @@ from trainlint.linter import LintResult, TargetError, lint, make_target  # noqa:
 from trainlint.memory import find_gpu  # noqa: E402
 
 DEFAULT_CSV = Path(__file__).resolve().parent / "oom_reports.csv"
+DEFAULT_RECIPES = Path(__file__).resolve().parent / "recipes.csv"
 
 REQUIRED_COLUMNS = (
     "id", "url", "repository", "model", "model_params_b", "tuning", "vision_tower", "gpu", "gpu_memory_gib",
     "num_gpus", "per_device_batch", "grad_accum", "seq_len", "precision", "zero_stage", "offload",
-    "gradient_checkpointing", "attention", "transformers_version", "outcome", "when", "notes",
+    "gradient_checkpointing", "attention", "transformers_version", "outcome", "when", "recipe", "notes",
 )
+# What a recipe publishes and a row may leave unstated.
+RECIPE_SETTINGS = (
+    "tuning", "zero_stage", "offload", "gradient_checkpointing", "precision", "seq_len", "per_device_batch",
+    "grad_accum", "attention", "image_tiles",
+)
+UNSTATED = ("", "unknown")
+Recipes = Dict[Tuple[str, str], Dict[str, str]]
 # The memory rules the brief names; any later TL1xx rule past TL110 is taken to be a memory rule too.
 MEMORY_CODES = frozenset({"TL101", "TL102", "TL106", "TL108", "TL110"})
 LAST_LEGACY_MEMORY_CODE = 110
@@ -109,6 +120,41 @@ class RowResult:
 def load_rows(path: Path = DEFAULT_CSV) -> List[Dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as handle:
         return [{key: (value or "").strip() for key, value in row.items()} for row in csv.DictReader(handle)]
+
+
+def load_recipes(path: Path = DEFAULT_RECIPES) -> Recipes:
+    """Published settings of each recipe, keyed by (repository, recipe) in lower case."""
+    return {(row["repository"].lower(), row["recipe"]): row for row in load_rows(path)}
+
+
+def recipe_key(row: Dict[str, str]) -> Optional[Tuple[str, str]]:
+    """`owner/name:path` names a recipe from another repository than the thread's; a bare path is the
+    thread's own repository's."""
+    recipe = row.get("recipe", "")
+    if not recipe:
+        return None
+    repository, separator, path = recipe.partition(":")
+    if separator and "/" in repository and " " not in repository:
+        return repository.lower(), path
+    return row["repository"].lower(), recipe
+
+
+def with_recipe(row: Dict[str, str], recipes: Recipes) -> Dict[str, str]:
+    """The row with what it leaves unstated taken from the recipe it ran; stated settings win. The
+    recipe's offload goes with the recipe's sharding only: a reporter who chose the stage chose its offload."""
+    key = recipe_key(row)
+    if key is None:
+        return row
+    if key not in recipes:
+        raise KeyError(f"row {row['id']} names recipe {key} that recipes.csv does not list")
+    recipe = recipes[key]
+    merged = dict(row)
+    for column in RECIPE_SETTINGS:
+        if merged.get(column, "") in UNSTATED and recipe[column]:
+            if column == "offload" and row["zero_stage"] not in UNSTATED:
+                continue
+            merged[column] = recipe[column]
+    return merged
 
 
 def _int(text: str) -> Optional[int]:
@@ -311,7 +357,8 @@ def _verdict(row: Dict[str, str], flagged: bool) -> str:
     return "false-alarm" if flagged else "quiet"
 
 
-def score_row(row: Dict[str, str]) -> RowResult:
+def score_row(row: Dict[str, str], recipes: Optional[Recipes] = None) -> RowResult:
+    row = with_recipe(row, load_recipes() if recipes is None else recipes)
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
         write_job(row, folder)
@@ -332,8 +379,9 @@ def score_row(row: Dict[str, str]) -> RowResult:
     return RowResult(row["id"], row["outcome"], verdict, codes, peak, capacity, reason, grounded_row(row))
 
 
-def score(rows: Sequence[Dict[str, str]]) -> List[RowResult]:
-    return [score_row(row) for row in rows]
+def score(rows: Sequence[Dict[str, str]], recipes: Optional[Recipes] = None) -> List[RowResult]:
+    recipes = load_recipes() if recipes is None else recipes
+    return [score_row(row, recipes) for row in rows]
 
 
 # --- printing -----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ def _load_scorer():
 
 oom_score = _load_scorer()
 ROWS = oom_score.load_rows(BENCHMARKS / "oom_reports.csv")
+RECIPES = oom_score.load_recipes(BENCHMARKS / "recipes.csv")
 THREAD_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|discussions|pull)/\d+$")
 
 
@@ -41,6 +42,7 @@ def test_ids_are_unique():
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row["id"])
 def test_row_is_well_formed(row):
+    row = oom_score.with_recipe(row, RECIPES)
     assert THREAD_URL.match(row["url"]), row["url"]
     assert row["url"].split("/")[3].lower() == row["repository"].split("/")[0].lower()
     assert row["outcome"] in {"oom", "fits"}
@@ -91,3 +93,30 @@ def test_scorer_returns_one_verdict_per_row():
         expected = {"caught", "missed"} if row["outcome"] == "oom" else {"quiet", "false-alarm"}
         assert result.verdict in expected
         assert result.capacity_gib is not None and result.capacity_gib > 0
+
+
+def test_every_named_recipe_is_listed_with_its_source():
+    for row in ROWS:
+        key = oom_score.recipe_key(row)
+        assert key is None or key in RECIPES, row["id"]
+    assert all(recipe["source"] and recipe["notes"] for recipe in RECIPES.values())
+
+
+def test_a_recipe_fills_only_what_the_reporter_left_unstated():
+    row = next(r for r in ROWS if r["id"] == "llava-655-7b-zero2-8xa100-40")
+    merged = oom_score.with_recipe(dict(row, seq_len="", gradient_checkpointing="unknown"), RECIPES)
+    # The reporter chose ZeRO-2 and batch 1; the v1.5 script's ZeRO-3 and batch 16 do not apply.
+    assert (merged["zero_stage"], merged["per_device_batch"], merged["offload"]) == ("2", "1", "none")
+    assert (merged["seq_len"], merged["gradient_checkpointing"]) == ("2048", "true")
+
+
+def test_a_recipe_from_another_repository_is_named_with_its_owner():
+    row = next(r for r in ROWS if r["id"] == "seeclick-24-qwenvl-lora-4x48-b1")
+    assert oom_score.recipe_key(row) == ("qwenlm/qwen-vl", "finetune/finetune_lora_ds.sh")
+    assert oom_score.with_recipe(row, RECIPES)["zero_stage"] == "2"
+
+
+def test_a_row_without_a_recipe_stays_as_stated():
+    row = next(r for r in ROWS if r["id"] == "llava-1499-7b-4xa6000")
+    assert oom_score.with_recipe(row, RECIPES) == row
+    assert not oom_score.grounded_row(oom_score.with_recipe(row, RECIPES))

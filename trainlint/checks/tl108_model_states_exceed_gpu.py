@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
+from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks._memory import (
     MODEL_STATE_TERMS,
@@ -11,10 +12,28 @@ from trainlint.checks._memory import (
     states_exceed_gpu,
     states_grounded,
     training_estimate,
+    unmodelled_training,
     verdict_severity,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun, Unknown
+from trainlint.memory import resolve_model
+from trainlint.memory.size_from_name import StatedSize, stated_size
+
+
+def _size_only_from_name(run: TrainingRun) -> Optional[StatedSize]:
+    """The size the model's name states, when that is all trainlint knows of the model and the ZeRO
+    stage (and world size, when it shards) are known: enough for a lower bound of the model states."""
+    stage = run.value("zero_stage")
+    if isinstance(stage, Unknown) or unmodelled_training(run):
+        return None
+    if stage not in (0, None) and known_int(run, "world_size") is None:
+        return None
+    model = resolve_model(run)
+    name = run.known("model_name_or_path")
+    if model is None or model.resolved_by != "name size" or not isinstance(name, str):
+        return None
+    return stated_size(name)
 
 
 class ModelStatesExceedGpu(Rule):
@@ -23,7 +42,9 @@ class ModelStatesExceedGpu(Rule):
     Adds up what every GPU holds before a single activation: weights, gradients and optimizer
     states, sharded by the ZeRO stage over the world size and moved to the CPU by offload. Reports a
     job where that sum alone exceeds the GPU. It stays quiet when the model or the ZeRO stage cannot
-    be read, or when ZeRO shards over a world size that cannot be read.
+    be read, or when ZeRO shards over a world size that cannot be read. A model known only by the size
+    in its name (`/data/models/llama-13b`) is judged on the least a model of that size can hold (90% of
+    the stated size, 75% of an `8x7b` product): the verdict stands whatever the model's family.
 
     ## Why is this bad
     No micro-batch, however small, can make such a job fit: it fails as soon as the optimizer
@@ -60,6 +81,7 @@ class ModelStatesExceedGpu(Rule):
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if not states_grounded(run):
+            yield from self._check_size_from_name(run, ctx)
             return
         current = training_estimate(run, ctx.gpu)
         if not states_exceed_gpu(current):
@@ -69,6 +91,26 @@ class ModelStatesExceedGpu(Rule):
         sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
         message = (f"model states need {model_states_gib(current):.1f} GiB per GPU ({parts} GiB) {sharding} on "
                    f"{on_gpu(ctx, current)}{assumption_note(run)}: no micro-batch can fit")
+        fix = Fix(Applicability.DISPLAY_ONLY,
+                  "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
+        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
+                           at=run.setting("model_name_or_path"), fix=fix)
+
+    def _check_size_from_name(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        stated = _size_only_from_name(run)
+        if stated is None:
+            return
+        current = training_estimate(run, ctx.gpu)
+        # The states grow with the parameter count alone; scale them down to the least plausible size.
+        least = model_states_gib(current) * stated.lowest_plausible_params_b / stated.params_b
+        if least <= current.capacity_gib:
+            return
+        stage = run.known("zero_stage")
+        sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
+        message = (f"model states need at least {least:.1f} GiB per GPU {sharding} on {on_gpu(ctx, current)}"
+                   f"{assumption_note(run)}: the size {stated.text} was read from the model's name, and even "
+                   f"{stated.lowest_plausible_params_b:.3g}B parameters (the least a model so named holds) leave "
+                   "no room for any micro-batch")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),

@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from trainlint.core import TrainingRun
+from trainlint.memory.size_from_name import stated_size
 
 
 @dataclass(frozen=True)
@@ -317,12 +318,10 @@ _SHAPES_BY_SIZE = (
 
 
 def spec_from_name_size(name: str) -> Optional[ModelSpec]:
-    match = re.search(r"(?<![a-z0-9.])(\d+(?:[._]\d+)?)\s*b(?![a-z0-9])", _norm(name).replace("-", " "))
-    if not match:
+    stated = stated_size(name)
+    if stated is None or not 0.1 <= stated.params_b <= 500:
         return None
-    size = float(match.group(1).replace("_", "."))
-    if not 0.1 <= size <= 500:
-        return None
+    size = stated.params_b
     shape = min(_SHAPES_BY_SIZE, key=lambda s: abs(s[0] - size) / s[0])
     _, hidden, layers, heads, kv, inter, vocab = shape
     return ModelSpec(
