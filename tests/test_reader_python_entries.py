@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.conftest import write_tree
 from trainlint.checks._examples import TRAIN_PY
+from trainlint.core import DiagnosticKind
 from trainlint.resolution import scan
 from trainlint.resolution.workspace import Workspace
 
@@ -46,7 +47,9 @@ def test_a_module_from_an_installed_package_is_unknown_not_missing(tmp_path):
                           "scripts/train.sh": f"torchrun --nproc_per_node 2 -m other_pkg.train {_FLAGS}\n"})
     assert _runs(tmp_path, "scripts/eval.sh") == []  # an evaluation tool with unknown arguments: no job
     [run] = _runs(tmp_path, "scripts/train.sh")
-    assert run.facts.entry_exists is None and not run.diagnostics
+    assert run.facts.entry_exists is None
+    # Not read: the refusal is the only thing said about it (information, not a missing file).
+    assert {d.kind for d in run.diagnostics} <= {DiagnosticKind.OUTSIDE_TREE}
     assert "outside the repository" in run.entry
     assert run.settings["per_device_train_batch_size"].value == 2
 
@@ -62,5 +65,7 @@ def test_a_script_in_a_home_folder_is_another_checkout_not_a_missing_file(tmp_pa
                                     "--deepspeed ds.json\n",
                           "ds.json": '{"zero_optimization": {"stage": 2}}\n'})
     [run] = _runs(tmp_path, "run.sh")
-    assert run.facts.entry_exists is None and not run.diagnostics
+    assert run.facts.entry_exists is None
+    # Not read: the refusal is the only thing said about it (information, not a missing file).
+    assert {d.kind for d in run.diagnostics} <= {DiagnosticKind.OUTSIDE_TREE}
     assert run.settings["zero_stage"].value == 2

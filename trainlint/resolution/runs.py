@@ -64,7 +64,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     entry_path = _resolve_entry(build, dirs)
     if entry_path is not None and entry_path.suffix == ".py":
         build.facts = collect(entry_path, workspace, dirs)
-        build.entry_exists = True
+        # A script outside the scanned tree is not read (its refusal is reported): unknown, not present.
+        build.entry_exists = True if workspace.allow_outside_reads or workspace.inside(entry_path) else None
         build.inputs.files.extend(m.path for m in build.facts.modules)
 
     is_bool = build.facts.is_bool if build.facts else (lambda name: name.replace("-", "_") in HF_BOOL_FIELDS)
