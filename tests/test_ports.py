@@ -198,3 +198,21 @@ def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_num
     (folder / "scripts" / "finetune.sh").write_text(launcher)
     cli.run(folder, "fix", "--gpu", "rtx4090", "--num-gpus", "4", "--preserve-effective-batch", "--isolated")
     assert "ACC=$((128 / PER_DEVICE / GPUS))" in (folder / "scripts" / "finetune.sh").read_text()
+
+
+def test_a_multi_node_launch_larger_than_the_gpus_given_is_a_warning_not_a_start_up_failure(tmp_path) -> None:
+    # Two nodes of 8 checked against 8 GPUs: torchrun waits for the second node; it does not start 16
+    # processes on 8 GPUs, so nothing about it is certain.
+    (tmp_path / "train.sh").write_text(
+        "#!/bin/bash\nNNODES=2\nGPUS_PER_NODE=8\n"
+        "torchrun --nnodes $NNODES --nproc_per_node $GPUS_PER_NODE train.py \\\n"
+        "    --model_name_or_path lmsys/vicuna-7b-v1.5 --per_device_train_batch_size 1 --bf16 True\n")
+    single = tmp_path / "single"
+    single.mkdir()
+    (single / "train.sh").write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py \\\n"
+        "    --model_name_or_path lmsys/vicuna-7b-v1.5 --per_device_train_batch_size 1 --bf16 True\n")
+    multi = [f for f in lint([tmp_path / "train.sh"], make_target("a100-80gb", None, 8)).findings if f.code == "TL112"]
+    one = [f for f in lint([single], make_target("a100-80gb", None, 4)).findings if f.code == "TL112"]
+    assert [f.severity.value for f in multi] == ["warning"] and "2 nodes × 8 GPUs" in multi[0].message
+    assert [f.severity.value for f in one] == ["error"] and "fails at start-up" in one[0].message

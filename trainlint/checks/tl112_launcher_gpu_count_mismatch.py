@@ -54,6 +54,9 @@ class LauncherGpuCountMismatch(Rule):
         Example("deepspeed --include localhost:0-7 on a 4-GPU machine",
                 job("--per_device_train_batch_size 4", launcher="deepspeed --include localhost:0-7"), True,
                 ("--num-gpus", "4")),
+        Example("a two-node launch of 8 GPUs each, checked against 8 GPUs, is a warning (it waits for its nodes)",
+                job("--per_device_train_batch_size 4", launcher="torchrun --nnodes 2 --nproc_per_node 8"), True,
+                ("--num-gpus", "8")),
         Example("torchrun --nproc_per_node 4 on a 4-GPU machine",
                 job("--per_device_train_batch_size 4", launcher="torchrun --nproc_per_node 4"), False,
                 ("--num-gpus", "4")),
@@ -67,7 +70,13 @@ class LauncherGpuCountMismatch(Rule):
         stated = launcher_gpu_count(run)
         if stated is None or stated.count == ctx.num_gpus:
             return
-        if stated.count > ctx.num_gpus:
+        if stated.count > ctx.num_gpus and stated.nodes > 1:
+            # A multi-node launch waits for its other nodes rather than failing: not certain, so a warning.
+            per_node = stated.count // stated.nodes
+            consequence = (f"it spans {stated.nodes} nodes × {per_node} GPUs, more than the {ctx.num_gpus} "
+                           "GPUs given")
+            severity = Severity.WARNING
+        elif stated.count > ctx.num_gpus:
             consequence = (f"starting {stated.count} processes on {ctx.num_gpus} GPUs fails at start-up")
             severity = Severity.ERROR
         else:
