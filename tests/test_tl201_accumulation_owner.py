@@ -46,8 +46,8 @@ if __name__ == "__main__":
     main()
 '''
 
-# train_batch_size 32 = micro 4 x 8 GPUs: DeepSpeed derives accumulation 1 on its own.
-PINNED_TOTAL = '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 1}}\n'
+# train_batch_size 64 = micro 4 x 8 GPUs x 2: DeepSpeed derives accumulation 2 on its own.
+PINNED_TOTAL = '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 1}}\n'
 PINNED_ACCUMULATION = ('{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, '
                        '"gradient_accumulation_steps": 2, "zero_optimization": {"stage": 1}}\n')
 
@@ -100,4 +100,4 @@ def test_under_the_hf_trainer_a_total_that_disagrees_with_the_trainers_accumulat
                   "--gradient_accumulation_steps 4 --output_dir out\n",
     })
     findings = _tl201(folder)
-    assert len(findings) == 1 and "train_batch_size is 32" in findings[0].message
+    assert len(findings) == 1 and "train_batch_size is 64" in findings[0].message
