@@ -14,8 +14,10 @@ _AUTO = ('{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_step
 _FLAGS = "--deepspeed ds.json\n--per_device_train_batch_size 4\n--gradient_accumulation_steps 4"
 
 # (DeepSpeed key knob, trainer knob)
-_PAIRS = (("ds_micro_batch", "per_device_train_batch_size"),
-          ("ds_gradient_accumulation_steps", "gradient_accumulation_steps"))
+_MICRO_BATCH = ("ds_micro_batch", "per_device_train_batch_size")
+_ACCUMULATION = ("ds_gradient_accumulation_steps", "gradient_accumulation_steps")
+# How deepspeed.add_config_arguments spells the config path: DeepSpeed's own flag, not TrainingArguments'.
+_DEEPSPEED_OWN_CONFIG_FLAG = "deepspeed_config"
 
 
 class DeepspeedBatchMismatch(Rule):
@@ -57,7 +59,8 @@ class DeepspeedBatchMismatch(Rule):
         changes: List[KnobChange] = []
         problems: List[str] = []
         related: List[Related] = []
-        for ds_knob, trainer_knob in _PAIRS:
+        hf_integration = _trainer_fills_deepspeed(run)
+        for ds_knob, trainer_knob in ((_MICRO_BATCH, _ACCUMULATION) if hf_integration else (_MICRO_BATCH,)):
             pinned, trainer = known_int(run, ds_knob), known_int(run, trainer_knob)
             if pinned is not None and trainer is not None and pinned != trainer:
                 problems.append(f"{_key(run, ds_knob)} is {pinned} but {trainer_knob} is {trainer}")
@@ -67,7 +70,9 @@ class DeepspeedBatchMismatch(Rule):
                     related.append(Related(trainer_setting.origin, f"{trainer_knob} = {trainer} here"))
         total = known_int(run, "ds_train_batch_size")
         micro = known_int(run, "ds_micro_batch") or known_int(run, "per_device_train_batch_size")
-        accum = known_int(run, "ds_gradient_accumulation_steps") or known_int(run, "gradient_accumulation_steps")
+        accum = known_int(run, "ds_gradient_accumulation_steps")
+        if accum is None and hf_integration:
+            accum = known_int(run, "gradient_accumulation_steps")
         world = known_int(run, "world_size")
         if total is not None and micro and accum and world and total != micro * accum * world:
             problems.append(f"train_batch_size is {total} but micro-batch × accumulation × world size is "
@@ -78,6 +83,18 @@ class DeepspeedBatchMismatch(Rule):
         first = changes[0].knob
         fix = Fix(Applicability.SAFE, "let DeepSpeed take the trainer's values (\"auto\")", tuple(changes))
         yield self.finding(run, "; ".join(problems), at=run.setting(first), related=related, fix=fix)
+
+
+def _trainer_fills_deepspeed(run: TrainingRun) -> bool:
+    """Whether the HF Trainer integration hands its accumulation to DeepSpeed: the config is named through
+    TrainingArguments' `deepspeed` (a flag HF's dataclass brings, or a recipe key of a framework built on
+    the Trainer). A script that names it with DeepSpeed's own `--deepspeed_config`, or defines `--deepspeed`
+    itself, calls deepspeed.initialize directly: DeepSpeed derives accumulation from `train_batch_size`
+    and the micro-batch, and the script's `--gradient_accumulation_steps` never reaches it."""
+    setting = run.setting("deepspeed")
+    if setting is None or setting.note.lstrip("-") == _DEEPSPEED_OWN_CONFIG_FLAG:
+        return False
+    return "deepspeed" not in run.facts.own_flags
 
 
 def _key(run: TrainingRun, knob: str) -> str:
