@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import PurePath
 from typing import Optional
 
 import libcst as cst
 
 from trainlint.core import Unknown, Value
+from trainlint.formats import FileKind, kind_of
 
-SHELL, PYTHON, JSON, YAML = "shell", "python", "json", "yaml"
+SHELL, PYTHON, JSON, YAML = FileKind.SHELL, FileKind.PYTHON, FileKind.JSON, FileKind.YAML
 
 _QUOTES = ("\"", "'")
 # What may precede the value inside one shell word: `--name=` or an assignment's `NAME=`.
@@ -25,15 +25,9 @@ class CannotRender(ValueError):
     """The value has no faithful spelling in this file (an Unknown, a structure)."""
 
 
-def file_kind(path: str) -> str:
-    suffix = PurePath(path).suffix.lower()
-    if suffix == ".py":
-        return PYTHON
-    if suffix == ".json":
-        return JSON
-    if suffix in (".yaml", ".yml"):
-        return YAML
-    return SHELL
+def file_kind(path: str) -> FileKind:
+    """The format of a file to edit: a launcher may be named anything, so a name no format claims is shell."""
+    return kind_of(path) or FileKind.SHELL
 
 
 def _split_quotes(raw: str):
