@@ -304,8 +304,8 @@ def test_a_switch_is_dropped_with_its_blank_and_never_turned_on(tmp_path):
         assert (edit.origin.start_byte, edit.origin.end_byte, edit.content) == (17, 24, "")  # " --bf16"
         with pytest.raises(Refused, match="switch"):
             # Turning a store-true switch on where the knob reads it negated is not a deletion.
-            from trainlint.fixers.planner import _drop_switch
-            _drop_switch(b"x --bf16\n", edit.origin, "--bf16", True, True)
+            from trainlint.fixers.editors.shell import drop_switch
+            drop_switch(b"x --bf16\n", edit.origin, "--bf16", True, True)
     finally:
         os.chdir(cwd)
 

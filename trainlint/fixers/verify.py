@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from trainlint.fixers.render import file_kind
+from trainlint.fixers.editors import file_kind
 from trainlint.formats import FORMATS
 
 
