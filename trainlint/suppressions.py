@@ -263,10 +263,10 @@ def _scope(directive: Suppression) -> str:
 def _remove_fix(directive: Suppression, keep: Tuple[str, ...]) -> Optional[Fix]:
     if keep and directive.codes_origin is not None:
         return Fix(Applicability.SAFE, f"keep only {', '.join(keep)}",
-                   text_edits=(Edit(directive.codes_origin, "[" + ", ".join(keep) + "]"),))
+                   edits=(Edit(directive.codes_origin, "[" + ", ".join(keep) + "]"),))
     if directive.removal is None:
         return None
-    return Fix(Applicability.SAFE, "remove the suppression comment", text_edits=(Edit(directive.removal, ""),))
+    return Fix(Applicability.SAFE, "remove the suppression comment", edits=(Edit(directive.removal, ""),))
 
 
 def _finding(path: str, origin: Origin, message: str, fix: Optional[Fix]) -> Finding:

@@ -57,7 +57,7 @@ class PlannedFix:
     def applies(self, unsafe: bool) -> bool:
         if not self.edits:
             return False
-        return self.applicability == Applicability.SAFE or (unsafe and self.applicability == Applicability.UNSAFE)
+        return self.applicability >= (Applicability.UNSAFE if unsafe else Applicability.SAFE)
 
 
 class _FileCache:
@@ -118,7 +118,7 @@ class Planner:
             return None
         if fix.applicability == Applicability.DISPLAY_ONLY:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY)
-        if not fix.changes and not fix.text_edits:
+        if not fix.changes and not fix.edits:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, "the fix names no change")
         try:
             edits = self._text_edits(finding) + self._change_edits(finding)
@@ -131,7 +131,7 @@ class Planner:
 
     def _text_edits(self, finding: Finding) -> List[Edit]:
         edits = []
-        for edit in finding.fix.text_edits:
+        for edit in finding.fix.edits:
             data = self.read(edit.origin.path)
             if data is None or edit.origin.end_byte > len(data) or edit.origin.start_byte > edit.origin.end_byte:
                 raise Refused(f"{edit.origin.path} changed since it was read")
@@ -294,13 +294,18 @@ def _check_consistent(edits: List[Edit]) -> None:
 
 
 def planned_finding(planned: PlannedFix) -> Finding:
-    """The finding with its planned edits (and, when nothing can be edited, a fix that says why)."""
+    """The finding with its fix carrying every planned edit (then the rule's own text repairs that are
+    already written) and, when nothing can be edited, saying why."""
     finding = planned.finding
     fix = finding.fix
-    if fix is not None and planned.problem and not planned.edits and fix.applicability != Applicability.DISPLAY_ONLY:
+    if fix is None:
+        return finding
+    if planned.problem and not planned.edits and fix.applicability != Applicability.DISPLAY_ONLY:
         fix = replace(fix, applicability=Applicability.DISPLAY_ONLY,
                       message=f"{fix.message} (not applied automatically: {planned.problem})")
-    return replace(finding, fix=fix, edits=planned.edits)
+    edits = list(planned.edits)
+    edits.extend(edit for edit in fix.edits if edit not in edits)
+    return replace(finding, fix=replace(fix, edits=tuple(edits)))
 
 
 def _same_changes(fix: Fix, plan: Plan) -> bool:
