@@ -40,7 +40,7 @@ def test_lint_returns_typed_findings_and_the_exit_code(too_large: Path) -> None:
     assert not result.estimates[run.id].fits
     assert result.exit_code is ExitCode.FINDINGS
     # The fix carries its planned edits, as `check` shows them.
-    assert result.findings[0].edits
+    assert result.findings[0].fix.edits
     quiet = api.lint(["."], api.load_settings(["."], gpu="a100-40gb", fail_on="never"))
     assert quiet.findings == result.findings and quiet.exit_code is ExitCode.CLEAN
     assert api.lint(["."], api.load_settings(["."], gpu="h100", ignore=["TL101"])).exit_code is ExitCode.CLEAN

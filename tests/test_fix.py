@@ -304,8 +304,8 @@ def test_a_switch_is_dropped_with_its_blank_and_never_turned_on(tmp_path):
         assert (edit.origin.start_byte, edit.origin.end_byte, edit.content) == (17, 24, "")  # " --bf16"
         with pytest.raises(Refused, match="switch"):
             # Turning a store-true switch on where the knob reads it negated is not a deletion.
-            from trainlint.fixers.planner import _drop_switch
-            _drop_switch(b"x --bf16\n", edit.origin, "--bf16", True, True)
+            from trainlint.fixers.editors.shell import drop_switch
+            drop_switch(b"x --bf16\n", edit.origin, "--bf16", True, True)
     finally:
         os.chdir(cwd)
 
@@ -368,12 +368,12 @@ def test_an_edit_that_breaks_the_syntax_is_rejected_before_writing(tmp_path, mon
     assert pending.contents[Path("run.sh")] == b"deepspeed train.py --x 2\n"
 
 
-def test_with_planned_edits_fills_the_findings_edits(tmp_path, monkeypatch):
+def test_with_planned_edits_fills_the_fixs_edits(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_tree(tmp_path, _eval_job("--per_device_eval_batch_size 16"))
     result = lint([Path(".")], make_target(None), Selection(("TL103",)))
     [finding] = with_planned_edits(result)
-    [edit] = finding.edits
+    [edit] = finding.fix.edits
     assert (edit.origin.path, edit.origin.line, edit.content) == ("finetune.sh", 9, "4")
     assert (tmp_path / "finetune.sh").read_bytes()[edit.origin.start_byte:edit.origin.end_byte] == b"16"
 

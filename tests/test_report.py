@@ -161,6 +161,7 @@ class Sample:
         fix = Fix(
             Applicability.SAFE, "keeps the effective batch at 16 per GPU",
             changes=(KnobChange("per_device_train_batch_size", 8, 4), KnobChange("gradient_accumulation_steps", 2, 4)),
+            edits=(Edit(self.batch_literal(), "4"), Edit(self.accum_literal(), "4")),
         )
         return Finding(
             code="TL101", name="per-device-batch-too-large", severity=Severity.ERROR,
@@ -168,7 +169,6 @@ class Sample:
             path=self.finetune.path, origin=self.batch_flag(), run_id=self.finetune_id,
             related=(Related(self.batch_literal(), "value `8` comes from here (shell variable)"),),
             fix=fix,
-            edits=(Edit(self.batch_literal(), "4"), Edit(self.accum_literal(), "4")),
         )
 
     def _eval_batch(self) -> Finding:
@@ -190,7 +190,7 @@ class Sample:
             message="`\\` followed by a space ends the command; the next line runs on its own",
             path=self.broken.path, origin=self.broken_origin(), run_id=None,
             fix=Fix(Applicability.UNSAFE, "remove the space after `\\`",
-                    text_edits=(Edit(self.broken_origin(), "\\"),)),
+                    edits=(Edit(self.broken_origin(), "\\"),)),
         )
 
 

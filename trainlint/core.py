@@ -124,9 +124,53 @@ class Diagnostic:
 
 
 class Applicability(str, Enum):
-    SAFE = "safe"
-    UNSAFE = "unsafe"
+    """How far a fix may be trusted, ordered display-only < unsafe < safe by `rank` (never by the string
+    values): `trainlint fix` applies what is at least safe, `--unsafe-fixes` lowers the bar to unsafe,
+    and a display-only fix is advice for a human. String-valued for the JSON output."""
+
     DISPLAY_ONLY = "display-only"
+    UNSAFE = "unsafe"
+    SAFE = "safe"
+
+    @property
+    def rank(self) -> int:
+        return _APPLICABILITY_RANK[self.value]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Applicability):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Applicability):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Applicability):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Applicability):
+            return NotImplemented
+        return self.rank >= other.rank
+
+
+_APPLICABILITY_RANK = {"display-only": 0, "unsafe": 1, "safe": 2}
+
+
+class Isolation(str, Enum):
+    """Which other fixes a fix may be applied with in one round of `trainlint fix` (every round is then
+    written in one transaction under the lock of the scanned tree).
+
+    EDITS: any fix whose edits do not collide with its own (a text repair, a suppression removed).
+    JOB: no other fix that is also JOB for the same job: the rule chose its values from the job as it was
+    (TL101's micro-batch assumes checkpointing stays off), so the next one is planned again against the job
+    as the first left it."""
+
+    EDITS = "edits"
+    JOB = "job"
 
 
 @dataclass(frozen=True)
@@ -149,10 +193,22 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """A finding's remedy, in one place: how far it may be trusted, the knob changes a rule chose, the
+    byte edits that apply it, and which fixes it may share a round with.
+
+    `edits` are a rule's own text repairs until the fixers plan the fix; the planned fix carries every
+    edit (the knob changes written out first, then the text repairs). `isolation` defaults to JOB for a
+    fix that changes knobs and to EDITS for one that only edits text."""
+
     applicability: Applicability
     message: str
     changes: Tuple[KnobChange, ...] = ()
-    text_edits: Tuple[Edit, ...] = ()
+    edits: Tuple[Edit, ...] = ()
+    isolation: Optional[Isolation] = None
+
+    def __post_init__(self) -> None:
+        if self.isolation is None:
+            object.__setattr__(self, "isolation", Isolation.JOB if self.changes else Isolation.EDITS)
 
 
 @dataclass(frozen=True)
@@ -172,8 +228,6 @@ class Finding:
     run_id: Optional[str] = None
     related: Tuple[Related, ...] = ()
     fix: Optional[Fix] = None
-    # Byte edits the fixers planned for `fix` (empty when the fix is only a suggestion).
-    edits: Tuple[Edit, ...] = ()
 
 
 @dataclass(frozen=True)

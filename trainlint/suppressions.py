@@ -11,25 +11,18 @@ launcher, or a comment line above the launcher, covers every flag of the command
 Directives that suppress nothing become TL901 findings."""
 from __future__ import annotations
 
-import bisect
-import io
 import os
 import re
-import tokenize
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from trainlint.checks import all_rules
 from trainlint.core import Applicability, Edit, Finding, Fix, Origin, Severity
+from trainlint.formats import Lines, LogicalLines, format_of
 from trainlint.readers.source import SourceText, read_source
 
 UNUSED_CODE = "TL901"
 UNUSED_NAME = "unused-suppression"
-SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
-PYTHON_SUFFIXES = {".py", ".pyi"}
-YAML_SUFFIXES = {".yaml", ".yml"}
-JSON_SUFFIXES = {".json"}
 # Anything that looks like it is addressed to trainlint; a part that does not parse is reported.
 _MARKER = re.compile(r"#\s*trainlint\s*:", re.IGNORECASE)
 _DIRECTIVE = re.compile(
@@ -85,40 +78,22 @@ class Applied:
 
 # --- reading directives -------------------------------------------------------------------------
 
-def file_kind(path: str) -> Optional[str]:
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix in PYTHON_SUFFIXES:
-        return "python"
-    if suffix in YAML_SUFFIXES:
-        return "yaml"
-    if suffix in JSON_SUFFIXES:
-        return "json"
-    if suffix in SHELL_SUFFIXES:
-        return "shell"
-    return None
-
-
 def read_suppressions(path: str) -> FileSuppressions:
-    """The directives of one file; files of other kinds and unreadable files have none."""
-    kind = file_kind(path)
-    if kind is None:
+    """The directives of one file; files of other kinds and unreadable files have none. Where the
+    comments are and which lines form one logical line is the file format's to say."""
+    file_format = format_of(path)
+    if file_format is None:
         return FileSuppressions(path)
     source = read_source(path)
     if not isinstance(source, SourceText) or b"trainlint" not in source.data.lower():
         return FileSuppressions(path)
-    lines = _Lines(source)
-    if kind == "python":
-        comments, logical = _python_comments(source, lines)
-    elif kind == "shell":
-        comments, logical = _shell_comments(source), _shell_logical_lines(lines)
-    elif kind == "json":
-        comments, logical = _slash_comments(source.data), {}
-    else:
-        comments, logical = _hash_comments(lines), {}
+    lines = Lines(source.data)
+    comments = file_format.comments(source.data)
+    logical = file_format.logical_lines(source.data) if comments else {}
     suppressions: List[Suppression] = []
     problems: List[Tuple[Origin, str]] = []
-    for start, end in comments:
-        parsed = _parse(source, lines, start, end, logical)
+    for comment in comments:
+        parsed = _parse(source, lines, comment.start, comment.end, logical)
         if isinstance(parsed, Suppression):
             suppressions.append(parsed)
         elif parsed is not None:
@@ -126,151 +101,8 @@ def read_suppressions(path: str) -> FileSuppressions:
     return FileSuppressions(source.path, tuple(suppressions), tuple(problems))
 
 
-class _Lines:
-    """Byte offsets of the lines of a file (1-based line numbers)."""
-
-    def __init__(self, source: SourceText) -> None:
-        self.data = source.data
-        self.starts = [0] + [index + 1 for index, byte in enumerate(source.data) if byte == 0x0A]
-
-    def count(self) -> int:
-        return len(self.starts)
-
-    def span(self, line: int) -> Tuple[int, int]:
-        """Bytes of the line without its line break."""
-        start = self.starts[line - 1]
-        end = self.starts[line] - 1 if line < len(self.starts) else len(self.data)
-        if end > start and self.data[end - 1:end] == b"\r":
-            end -= 1
-        return start, end
-
-    def text(self, line: int) -> bytes:
-        start, end = self.span(line)
-        return self.data[start:end]
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
-
-
-def _hash_comments(lines: _Lines) -> List[Tuple[int, int]]:
-    """`#` at the start of a line or after whitespace, to the end of the line (YAML's rule)."""
-    found = []
-    for number in range(1, lines.count() + 1):
-        start, end = lines.span(number)
-        text = lines.data[start:end]
-        for match in re.finditer(rb"(?:^|(?<=\s))#", text):
-            if _MARKER.match(text[match.start():].decode("utf-8", "replace")):
-                found.append((start + match.start(), end))
-                break
-    return found
-
-
-def _slash_comments(data: bytes) -> List[Tuple[int, int]]:
-    """`//` comments of a JSON file, to the end of the line; a `//` inside a string is text."""
-    found = []
-    index, in_string = 0, False
-    while index < len(data):
-        byte = data[index:index + 1]
-        if in_string:
-            if byte == b"\\":
-                index += 1
-            elif byte == b'"':
-                in_string = False
-        elif byte == b'"':
-            in_string = True
-        elif data[index:index + 2] == b"//":
-            end = data.find(b"\n", index)
-            end = len(data) if end < 0 else end
-            if data[end - 1:end] == b"\r":
-                end -= 1
-            found.append((index, end))
-            index = end
-            continue
-        index += 1
-    return found
-
-
-@lru_cache(maxsize=1)
-def _bash_parser():
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
-def _shell_comments(source: SourceText) -> List[Tuple[int, int]]:
-    """Comment nodes of the bash tree (so a `#` inside quotes or a heredoc is not a directive)."""
-    try:
-        tree = _bash_parser().parse(source.data)
-    except Exception:  # a parser failure must not stop the lint; fall back to the plain rule
-        return _hash_comments(_Lines(source))
-    found = []
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "comment":
-            found.append((node.start_byte, node.end_byte))
-        else:
-            stack.extend(node.children)
-    return sorted(found)
-
-
-def _shell_logical_lines(lines: _Lines) -> Dict[int, Tuple[int, int]]:
-    """Line -> (first, last) line of the command a trailing `\\` continues over."""
-    spans: Dict[int, Tuple[int, int]] = {}
-    number = 1
-    while number <= lines.count():
-        first = number
-        while number < lines.count() and _continues(lines.text(number)):
-            number += 1
-        for line in range(first, number + 1):
-            spans[line] = (first, number)
-        number += 1
-    return spans
-
-
-def _continues(text: bytes) -> bool:
-    trailing = len(text) - len(text.rstrip(b"\\"))
-    return trailing % 2 == 1
-
-
-def _python_comments(source: SourceText,
-                     lines: _Lines) -> Tuple[List[Tuple[int, int]], Dict[int, Tuple[int, int]]]:
-    """Comment tokens and logical lines (statements across brackets) from Python's tokenizer."""
-    comments: List[Tuple[int, int]] = []
-    spans: Dict[int, Tuple[int, int]] = {}
-    first: Optional[int] = None
-    try:
-        for token in tokenize.tokenize(io.BytesIO(source.data).readline):
-            if token.type in (tokenize.ENCODING, tokenize.ENDMARKER):
-                continue
-            if token.type == tokenize.COMMENT:
-                start = _byte_offset(lines, token.start)
-                comments.append((start, start + len(token.string.encode("utf-8"))))
-                continue
-            if token.type in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT):
-                continue
-            if first is None:
-                first = token.start[0]
-            if token.type == tokenize.NEWLINE:
-                for line in range(first, token.end[0] + 1):
-                    spans[line] = (first, token.end[0])
-                first = None
-    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
-        # A file that does not tokenize still has its directives read, line by line.
-        return _hash_comments(lines), {}
-    return comments, spans
-
-
-def _byte_offset(lines: _Lines, position: Tuple[int, int]) -> int:
-    row, column = position
-    start, _ = lines.span(row)
-    prefix = lines.text(row).decode("utf-8", "replace")[:column]
-    return start + len(prefix.encode("utf-8"))
-
-
-def _parse(source: SourceText, lines: _Lines, start: int, end: int,
-           logical: Dict[int, Tuple[int, int]]) -> Union[Suppression, Tuple[Origin, str], None]:
+def _parse(source: SourceText, lines: Lines, start: int, end: int,
+           logical: LogicalLines) -> Union[Suppression, Tuple[Origin, str], None]:
     """The directive in the comment at `start`..`end`, (where, what is wrong) when it does not parse,
     or None when the comment is not addressed to trainlint."""
     text = source.data[start:end].decode("utf-8", "replace")
@@ -326,7 +158,7 @@ def _codes(text: str) -> Union[FrozenSet[str], str]:
     return frozenset(codes)
 
 
-def _covered(lines: _Lines, line: int, own_line: bool, logical: Dict[int, Tuple[int, int]]) -> Tuple[int, int]:
+def _covered(lines: Lines, line: int, own_line: bool, logical: LogicalLines) -> Tuple[int, int]:
     """A trailing directive covers its logical line; one on a line of its own covers the logical
     line below it (other comment lines in between are skipped, a blank line ends the search)."""
     target = line
@@ -339,7 +171,7 @@ def _covered(lines: _Lines, line: int, own_line: bool, logical: Dict[int, Tuple[
     return logical.get(target, (target, target))
 
 
-def _removal(source: SourceText, lines: _Lines, line: int, start: int, own_line: bool) -> Origin:
+def _removal(source: SourceText, lines: Lines, line: int, start: int, own_line: bool) -> Origin:
     """The bytes to delete to remove the directive: the whole line when it stands alone, else the
     comment and the whitespace before it."""
     line_start, line_end = lines.span(line)
@@ -431,10 +263,10 @@ def _scope(directive: Suppression) -> str:
 def _remove_fix(directive: Suppression, keep: Tuple[str, ...]) -> Optional[Fix]:
     if keep and directive.codes_origin is not None:
         return Fix(Applicability.SAFE, f"keep only {', '.join(keep)}",
-                   text_edits=(Edit(directive.codes_origin, "[" + ", ".join(keep) + "]"),))
+                   edits=(Edit(directive.codes_origin, "[" + ", ".join(keep) + "]"),))
     if directive.removal is None:
         return None
-    return Fix(Applicability.SAFE, "remove the suppression comment", text_edits=(Edit(directive.removal, ""),))
+    return Fix(Applicability.SAFE, "remove the suppression comment", edits=(Edit(directive.removal, ""),))
 
 
 def _finding(path: str, origin: Origin, message: str, fix: Optional[Fix]) -> Finding:

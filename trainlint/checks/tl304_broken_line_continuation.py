@@ -51,4 +51,4 @@ class BrokenLineContinuation(Rule):
     def diagnostic_fix(self, diagnostic: Diagnostic) -> Optional[Fix]:
         if diagnostic.origin is None:
             return None
-        return Fix(Applicability.UNSAFE, "end the line with the backslash", text_edits=(Edit(diagnostic.origin, "\\"),))
+        return Fix(Applicability.UNSAFE, "end the line with the backslash", edits=(Edit(diagnostic.origin, "\\"),))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from trainlint.core import Applicability, Finding, TrainingRun, Unknown, Value
+from trainlint.core import Applicability, Finding, Isolation, TrainingRun, Unknown, Value
 from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unified_diff
 from trainlint.fixers.journal import recover_locked
 from trainlint.fixers.lock import TreeBusy, TreeLock
@@ -28,7 +28,6 @@ from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.workspace import file_stamp, tree_roots
 
 MAX_ROUNDS = 10
-_RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
 RunKey = Tuple[str, int]  # (launcher path, ordinal of the run in that file): stable when lines move
 Reader = Callable[[str], Optional[bytes]]
@@ -54,11 +53,11 @@ def plan_fixes(result: LintResult, unsafe: bool, read: Optional[Reader] = None) 
     then unsafe ones when `unsafe`), so that when two collide the safer one wins."""
     planner = _planner(result, read)
     plans = [plan for plan in (planner.plan(f) for f in result.findings) if plan is not None]
-    return sorted(plans, key=lambda p: (not p.applies(unsafe), _RANK[p.applicability]))
+    return sorted(plans, key=lambda p: (not p.applies(unsafe), -p.applicability.rank))
 
 
 def with_planned_edits(result: LintResult) -> List[Finding]:
-    """The findings of `result` with `edits` filled by the plan for their fix (for `check` output)."""
+    """The findings of `result` with their fix's edits planned (for `check` output)."""
     planner = Planner(result)
     out = []
     for finding in result.findings:
@@ -68,20 +67,18 @@ def with_planned_edits(result: LintResult) -> List[Finding]:
 
 
 def choose(plans: Sequence[PlannedFix], unsafe: bool) -> List[PlannedFix]:
-    """The applicable plans whose edits do not collide with an earlier chosen one, and at most one
-    knob-changing fix per job: a rule chose its values from the job as it was (TL101's micro-batch
-    assumes checkpointing stays off), so the next fix is planned again against the re-read job.
-    The others wait for the next round."""
+    """The applicable plans whose edits do not collide with an earlier chosen one, and at most one fix
+    isolated per job (`Isolation.JOB`) for each job. The others wait for the next round."""
     chosen: List[PlannedFix] = []
     accepted = []
     jobs_changed = set()
     for plan in plans:
         if not plan.applies(unsafe) or collides_with_any(plan.edits, accepted):
             continue
-        changes_knobs = plan.finding.fix is not None and bool(plan.finding.fix.changes)
-        if changes_knobs and plan.finding.run_id in jobs_changed:
+        one_per_job = plan.finding.fix is not None and plan.finding.fix.isolation == Isolation.JOB
+        if one_per_job and plan.finding.run_id in jobs_changed:
             continue
-        if changes_knobs:
+        if one_per_job:
             jobs_changed.add(plan.finding.run_id)
         chosen.append(plan)
         accepted.extend(plan.edits)

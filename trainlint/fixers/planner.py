@@ -2,7 +2,6 @@
 the settings graph names. Planning never writes: it reads the bytes an edit is planned against."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -13,16 +12,16 @@ from trainlint.core import (
     Finding,
     Fix,
     KnobChange,
-    Origin,
     Setting,
     SourceKind,
     TrainingRun,
     Unknown,
     Value,
 )
+from trainlint.fixers import editors
+from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
 from trainlint.fixers.edits import by_path, collide
-from trainlint.fixers.insert import Refused, deepspeed_key_edit, flag_edit, keyword_edit, yaml_key_edit
-from trainlint.fixers.render import JSON, PYTHON, SHELL, YAML, CannotRender, file_kind, is_bare_flag, render, same_value
+from trainlint.formats import FileKind
 from trainlint.linter import LintResult
 from trainlint.memory.plans import LauncherCount, Plan, PortPlan, launcher_gpu_count, plan_port
 
@@ -39,8 +38,6 @@ _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
                    SourceKind.ARGPARSE_DEFAULT, SourceKind.ENVIRONMENT, SourceKind.SBATCH}
 _RECIPE_LAUNCHERS = ("llamafactory-cli", "axolotl")
-# Shell text whose value is computed (arithmetic, a command substitution): never replaced by a constant.
-_COMPUTED = re.compile(r"\$\(|`")
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,7 @@ class PlannedFix:
     def applies(self, unsafe: bool) -> bool:
         if not self.edits:
             return False
-        return self.applicability == Applicability.SAFE or (unsafe and self.applicability == Applicability.UNSAFE)
+        return self.applicability >= (Applicability.UNSAFE if unsafe else Applicability.SAFE)
 
 
 class _FileCache:
@@ -121,7 +118,7 @@ class Planner:
             return None
         if fix.applicability == Applicability.DISPLAY_ONLY:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY)
-        if not fix.changes and not fix.text_edits:
+        if not fix.changes and not fix.edits:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, "the fix names no change")
         try:
             edits = self._text_edits(finding) + self._change_edits(finding)
@@ -134,7 +131,7 @@ class Planner:
 
     def _text_edits(self, finding: Finding) -> List[Edit]:
         edits = []
-        for edit in finding.fix.text_edits:
+        for edit in finding.fix.edits:
             data = self.read(edit.origin.path)
             if data is None or edit.origin.end_byte > len(data) or edit.origin.start_byte > edit.origin.end_byte:
                 raise Refused(f"{edit.origin.path} changed since it was read")
@@ -185,11 +182,11 @@ class Planner:
         """`zero_optimization.<knob>` added to the DeepSpeed config the job's ZeRO stage comes from."""
         stage = run.setting("zero_stage")
         if stage is None or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
-                or file_kind(stage.origin.path) != JSON:
+                or file_kind(stage.origin.path) != FileKind.JSON:
             raise Refused(f"no DeepSpeed JSON config to add {knob} to")
         if len(self.result.scan.graph.runs_touching(stage.origin.path)) > 1:
             raise Refused(f"{stage.origin.path} is shared with other jobs; add {knob} by hand")
-        return deepspeed_key_edit(stage.origin.path, _DEEPSPEED_INSERTS[knob], new, self.read)
+        return editors.json.insert_offload(stage.origin.path, _DEEPSPEED_INSERTS[knob], new, self.read)
 
     def _gpu_count(self, run: TrainingRun, new: Value) -> List[Edit]:
         """The launcher's GPU count rewritten where it is stated: the number, or the device list."""
@@ -252,36 +249,21 @@ class Planner:
         raw = data[origin.start_byte:origin.end_byte].decode("utf-8", errors="replace")
         if target.text and not _matches(raw, target.text):
             raise Refused(f"{origin} no longer reads `{target.text}`")
-        kind = file_kind(origin.path)
-        if kind == SHELL and _COMPUTED.search(raw):
-            # `GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`: writing a number there would
-            # freeze a value that follows its inputs.
-            raise Refused(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
         try:
-            if kind == SHELL and target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
-                if not target.note.startswith("--"):
-                    # A store-true switch of the script's own argparse, read directly (`bf16=args.bf16`)
-                    # or negated (`fp16=not args.bf16`): `--x False` would not parse, so the switch goes.
-                    return _drop_switch(data, origin, raw, target.value, new)
-                content = f"{raw} {render(kind, 'True', new)}"  # HfArgumentParser: `--bf16` -> `--bf16 False`
-            elif kind == PYTHON and not _is_python_literal(raw):
-                raise Refused(f"`{raw}` at {origin} is code, not a literal; change it by hand")
-            else:
-                content = render(kind, raw, new, target.value)
+            return editors.replace_value(data, target, raw, new)
         except CannotRender as error:
             raise Refused(f"cannot write {new!r} at {origin}: {error}") from error
-        return Edit(origin, content)
 
     def _insert(self, run: TrainingRun, knob: str, new: Value) -> Edit:
         if run.origin is None:
             raise Refused(f"nothing sets {knob} and the job has no file to add it to")
         kind = file_kind(run.origin.path)
-        if run.launcher in _RECIPE_LAUNCHERS and kind == YAML:
-            return yaml_key_edit(run, knob, new, self.read)
-        if run.launcher == "python" and kind == PYTHON:
-            return keyword_edit(run, knob, new, self.read)
-        if kind == SHELL:
-            return flag_edit(run, knob, new, self.read)
+        if run.launcher in _RECIPE_LAUNCHERS and kind == FileKind.YAML:
+            return editors.yaml.insert_key(run, knob, new, self.read)
+        if run.launcher == "python" and kind == FileKind.PYTHON:
+            return editors.python.insert_keyword(run, knob, new, self.read)
+        if kind == FileKind.SHELL:
+            return editors.shell.insert_flag(run, knob, new, self.read)
         raise Refused(f"nothing sets {knob}, and trainlint does not add settings to {run.origin.path}")
 
 
@@ -293,51 +275,13 @@ def _chain(setting: Setting) -> List[Setting]:
 
 
 def _passes_flags(run: TrainingRun) -> bool:
-    return (run.origin is not None and file_kind(run.origin.path) == SHELL
+    return (run.origin is not None and file_kind(run.origin.path) == FileKind.SHELL
             and run.launcher not in _RECIPE_LAUNCHERS and run.origin.end_byte > run.origin.start_byte)
 
 
 def _matches(raw: str, text: str) -> bool:
     """The bytes at an origin still say what the reader saw (quotes aside)."""
     return raw == text or raw.strip("\"'") == text.strip("\"'") or raw.endswith(text) or text.endswith(raw)
-
-
-def _is_python_literal(raw: str) -> bool:
-    import ast
-
-    try:
-        ast.literal_eval(raw)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
-
-
-def _drop_switch(data: bytes, origin: Origin, raw: str, current: Value, new: Value) -> Edit:
-    """Remove a store-true switch that is present, so that the knob it feeds becomes `new`. The knob
-    reads the switch as it is (`current` True) or negated (`current` False)."""
-    switch_after = new if current is True else not new if current is False else None
-    if switch_after is not False:
-        raise Refused(f"`{raw}` at {origin} is a switch of the entry script's own parser; change it by hand")
-    start, end = origin.start_byte, origin.end_byte
-    line_start = data.rfind(b"\n", 0, start) + 1
-    line_end = data.find(b"\n", end)
-    line_end = len(data) if line_end < 0 else line_end
-    before, after = data[line_start:start], data[end:line_end]
-    if not before.strip() and after.strip() == b"\\" and line_end < len(data):
-        start, end = line_start, line_end + 1  # the switch has its own continued line: drop the line
-    else:
-        while start > line_start and data[start - 1:start] in (b" ", b"\t"):
-            start -= 1  # and the blank that separated it from the word before
-    return Edit(_byte_origin(origin.path, data, start, end), "")
-
-
-def _byte_origin(path: str, data: bytes, start: int, end: int) -> Origin:
-    def line_column(offset: int) -> Tuple[int, int]:
-        line_start = data.rfind(b"\n", 0, offset) + 1
-        return data.count(b"\n", 0, offset) + 1, len(data[line_start:offset].decode("utf-8", "replace")) + 1
-
-    (line, column), (end_line, end_column) = line_column(start), line_column(end)
-    return Origin(path, line, column, end_line, end_column, start, end)
 
 
 def _check_consistent(edits: List[Edit]) -> None:
@@ -350,13 +294,18 @@ def _check_consistent(edits: List[Edit]) -> None:
 
 
 def planned_finding(planned: PlannedFix) -> Finding:
-    """The finding with its planned edits (and, when nothing can be edited, a fix that says why)."""
+    """The finding with its fix carrying every planned edit (then the rule's own text repairs that are
+    already written) and, when nothing can be edited, saying why."""
     finding = planned.finding
     fix = finding.fix
-    if fix is not None and planned.problem and not planned.edits and fix.applicability != Applicability.DISPLAY_ONLY:
+    if fix is None:
+        return finding
+    if planned.problem and not planned.edits and fix.applicability != Applicability.DISPLAY_ONLY:
         fix = replace(fix, applicability=Applicability.DISPLAY_ONLY,
                       message=f"{fix.message} (not applied automatically: {planned.problem})")
-    return replace(finding, fix=fix, edits=planned.edits)
+    edits = list(planned.edits)
+    edits.extend(edit for edit in fix.edits if edit not in edits)
+    return replace(finding, fix=replace(fix, edits=tuple(edits)))
 
 
 def _same_changes(fix: Fix, plan: Plan) -> bool:

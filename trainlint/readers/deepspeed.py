@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-import tree_sitter
-import tree_sitter_json
-
 from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKind, Value
+from trainlint.formats import json as json_format
 from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import SourceText, node_origin, read_config_file
 
@@ -40,12 +38,8 @@ def read_json_config(path: Union[str, Path]) -> ConfigFile:
     return read_config_file(path, FORMAT, _read_json_source)
 
 
-def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_json.language()))
-
-
 def _read_json_source(source: SourceText) -> ConfigFile:
-    tree = _parser().parse(source.data)
+    tree = json_format.parse(source.data)
     collector = _Collector(source)
     collector.diagnostics.extend(_syntax_errors(source, tree.root_node))
     collector.diagnostics.extend(_non_standard_json(source, tree.root_node))

@@ -19,6 +19,7 @@ from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKind, Value
+from trainlint.formats import yaml as yaml_format
 from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import SourceText, read_config_file
 
@@ -99,8 +100,8 @@ class _Parsed:
 
 
 def _parse_first_document(text: str) -> _Parsed:
-    yaml = YAML(typ="rt")
-    documents = yaml.compose_all(text)
+    yaml = yaml_format.round_trip()
+    documents = yaml_format.compose(yaml, text)
     first: Optional[Node] = None
     try:
         first = next(documents, None)

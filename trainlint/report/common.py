@@ -124,11 +124,8 @@ def by_severity(findings: Iterable[Finding], root: str) -> List[Finding]:
 
 
 def fix_edits(finding: Finding) -> Tuple[Edit, ...]:
-    """The byte edits that apply the finding's fix: the fixers' plan plus the rule's own text repairs."""
-    edits: List[Edit] = list(finding.edits)
-    if finding.fix is not None:
-        edits.extend(edit for edit in finding.fix.text_edits if edit not in edits)
-    return tuple(edits)
+    """The byte edits that apply the finding's fix (all of them once the fixers planned it)."""
+    return finding.fix.edits if finding.fix is not None else ()
 
 
 def is_fixable(finding: Finding, applicability: Applicability) -> bool:

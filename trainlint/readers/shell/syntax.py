@@ -1,13 +1,11 @@
-"""tree-sitter-bash parsing and the byte-level reading of its nodes: characters, literal text, words."""
+"""The byte-level reading of tree-sitter-bash nodes: characters, literal text, words."""
 
 from __future__ import annotations
 
-import functools
 from typing import Iterator, List, Sequence, Tuple
 
-import tree_sitter
-import tree_sitter_bash
-
+# Parsing belongs to the shell format; the reader's modules import it from here.
+from trainlint.formats.shell import parse  # noqa: F401
 from trainlint.readers.shell.values import Doc, Node, Piece, Span
 
 EXPANSION_TYPES = (
@@ -17,15 +15,6 @@ EXPANSION_TYPES = (
     "arithmetic_expansion",
     "process_substitution",
 )
-
-
-@functools.lru_cache(maxsize=1)
-def language() -> tree_sitter.Language:
-    return tree_sitter.Language(tree_sitter_bash.language())
-
-
-def parse(data: bytes) -> tree_sitter.Tree:
-    return tree_sitter.Parser(language()).parse(data)
 
 
 def iter_chars(data: bytes, start: int, end: int) -> Iterator[Tuple[str, int, int]]:

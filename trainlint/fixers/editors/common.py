@@ -1,0 +1,78 @@
+"""What every editor shares: how a change is refused, how a value is checked before it is spelled,
+which name a new setting is written under, and when two values are the same to the trainer."""
+from __future__ import annotations
+
+from typing import Callable, Optional, Tuple
+
+from trainlint.core import TrainingRun, Unknown, Value
+from trainlint.knobs import ARGS
+from trainlint.knobs import knob as knob_spec
+
+ReadBytes = Callable[[str], Optional[bytes]]
+
+_QUOTES = ("\"", "'")
+
+
+class Refused(Exception):
+    """The change cannot be written safely; the message says why (shown to the user)."""
+
+
+class CannotRender(ValueError):
+    """The value has no faithful spelling in this file (an Unknown, a structure)."""
+
+
+def check_scalar(new: Value) -> None:
+    if isinstance(new, Unknown) or isinstance(new, (list, dict, tuple)):
+        raise CannotRender(f"cannot write {new!r}")
+
+
+def split_quotes(raw: str) -> Tuple[str, str]:
+    """`"8"` -> ('"', '8'); `8` -> ('', '8')."""
+    if len(raw) >= 2 and raw[0] in _QUOTES and raw[-1] == raw[0]:
+        return raw[0], raw[1:-1]
+    return "", raw
+
+
+def read_or_refuse(read: ReadBytes, path: str) -> bytes:
+    data = read(path)
+    if data is None:
+        raise Refused(f"cannot read {path}")
+    return data
+
+
+def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS) -> str:
+    """The name to write: the first spelling of the knob the entry point accepts."""
+    names = knob_spec(knob_name).spellings.get(namespace, ())
+    if not names:
+        raise Refused(f"`{knob_name}` has no {namespace} spelling to write")
+    accepted = run.facts.accepted_flags
+    if accepted is None:
+        return names[0]
+    for name in names:
+        if name in accepted or name.replace("-", "_") in accepted:
+            return name
+    raise Refused(f"the entry point's parser accepts no spelling of `{knob_name}` ({', '.join(names)})")
+
+
+def same_value(first: Value, second: Value) -> Optional[bool]:
+    """Whether two values are equal as the trainer would read them (`"4"` and 4 are)."""
+    if isinstance(first, Unknown) or isinstance(second, Unknown):
+        return None
+    if isinstance(first, bool) or isinstance(second, bool):
+        return _truth(first) == _truth(second) if _truth(first) is not None else False
+    if isinstance(first, str) and isinstance(second, str):
+        return first == second
+    try:
+        return float(first) == float(second)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(first) == str(second)
+
+
+def _truth(value: Value) -> Optional[bool]:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if isinstance(value, int):
+        return bool(value)
+    return None
