@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from trainlint.baseline import BaselineError, load_baseline
 from trainlint.baseline import write_baseline as _write_baseline_file
+from trainlint.cache import default_cache_dir
 from trainlint.changed import ChangedFilesError, git_changed_files, repository_of, restrict, scan_paths
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
 from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
@@ -42,6 +43,7 @@ __all__ = [
     "EstimateResult",
     "ExitCode",
     "FixResult",
+    "ScanOptions",
     "UsageError",
     "estimate",
     "fix",
@@ -100,9 +102,26 @@ def _selection(settings: Settings) -> Selection:
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
-def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False) -> LintResult:
+@dataclass(frozen=True)
+class ScanOptions:
+    """How files are read: `cache` keeps reader facts between runs (in the settings' `cache_dir`, else
+    `.trainlint_cache` beside the configuration file or in the working directory); `processes` reads a
+    cold scan's files in that many processes (None: every core); `progress(done, total)` hears of it."""
+
+    cache: bool = False
+    processes: Optional[int] = None
+    progress: Optional[Callable[[int, int], None]] = None
+
+
+def cache_dir_of(settings: Settings) -> Path:
+    return Path(settings.cache_dir) if settings.cache_dir else default_cache_dir(settings.config_path)
+
+
+def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False,
+                options: ScanOptions = ScanOptions()) -> LintResult:
     return _lint(list(paths), target_of(settings), _selection(settings), tuple(settings.exclude),
-                 preserve_effective_batch=preserve)
+                 preserve_effective_batch=preserve, cache_dir=cache_dir_of(settings) if options.cache else None,
+                 processes=options.processes, progress=options.progress)
 
 
 # --- changed-files mode --------------------------------------------------------------------------
@@ -123,19 +142,19 @@ def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str], changed:
 
 
 def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, diff_base: Optional[str],
-                 changed: bool) -> LintResult:
+                 changed: bool, options: ScanOptions = ScanOptions()) -> LintResult:
     """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
     a changed file."""
     changed_files = _changed_files(paths, diff_base, changed)
     if changed_files is None:
-        return _lint_paths(_paths(paths), settings, preserve)
+        return _lint_paths(_paths(paths), settings, preserve, options)
     if changed:
         roots = list(dict.fromkeys(repository_of(path) for path in changed_files))
     else:
         roots = _paths(paths)
     if not roots:
         return LintResult(scan=Scan())
-    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve)
+    result = _lint_paths(scan_paths(roots, changed_files, settings.exclude), settings, preserve, options)
     findings, narrowed = restrict(result.scan, result.findings, changed_files)
     kept = {run.id for run in narrowed.runs}
     return LintResult(
@@ -186,15 +205,16 @@ class CheckResult:
 
 def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
          preserve_effective_batch: bool = False, diff_base: Optional[str] = None, changed: bool = False,
-         baseline: Optional[PathLike] = None) -> CheckResult:
+         baseline: Optional[PathLike] = None, options: ScanOptions = ScanOptions()) -> CheckResult:
     """Check the jobs under `paths` (default: the working directory).
 
     `preserve_effective_batch`: batch fixes keep per-device × accumulation × world size.
     `diff_base`: report every job that reads a file changed since the merge base with this git ref.
     `changed`: `paths` are changed files; their repositories are scanned for the jobs that read one.
-    `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out."""
+    `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out.
+    `options`: the fact cache, the reading processes and a progress callback (see ScanOptions)."""
     settings = settings if settings is not None else load_settings(paths)
-    result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed)
+    result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed, options)
     baselined: List[Finding] = []
     if baseline is not None:
         try:

@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="how findings are written (default: full)")
     check.add_argument("--output-file", type=Path, metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--no-cache", action="store_true", help="read every file again (no .trainlint_cache)")
+    check.add_argument("--cache-dir", metavar="DIR", help="where to keep what was read (default: .trainlint_cache)")
     check.add_argument("--preserve-effective-batch", action="store_true",
                        help="propose batch fixes that keep per-device × accumulation × world size")
     check.add_argument("--fail-on", choices=FAIL_ON_CHOICES,

@@ -56,15 +56,23 @@ def _report_errors(errors) -> None:
 
 
 def run_check(args: Namespace) -> int:
+    from trainlint.api import ScanOptions
     from trainlint.report import render
+    from trainlint.report.progress import scan_progress
 
     settings = effective_settings(args)
     if args.write_baseline is not None:
         result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
                            diff_base=args.diff_base, changed=args.changed)
         return _write_baseline(args.write_baseline, result)
-    result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
-                       diff_base=args.diff_base, changed=args.changed, baseline=args.baseline)
+    progress = scan_progress()
+    try:
+        result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
+                           diff_base=args.diff_base, changed=args.changed, baseline=args.baseline,
+                           options=ScanOptions(cache=not args.no_cache, progress=progress))
+    finally:
+        if progress is not None:
+            progress.close()
     report = result.report
     color = _color() and args.output_file is None
     _write(render(report, args.output_format, root=".", color=color), args.output_file)

@@ -27,7 +27,7 @@ SOURCE_DEFAULT = "default"
 SOURCE_CLI = "command line"
 _SELECTOR = re.compile(r"^TL\d{0,3}$")
 # Each key of the config and the Settings field it sets; `_` spellings are accepted too.
-KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on")
+KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on", "cache-dir")
 
 
 class ConfigError(Exception):
@@ -104,6 +104,8 @@ class Settings:
     exclude: Tuple[str, ...] = ()
     fail_on: str = DEFAULT_FAIL_ON
     config_path: Optional[str] = None
+    # Where reader facts are kept between runs (a config file's value is relative to that file's folder).
+    cache_dir: Optional[str] = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
@@ -195,6 +197,10 @@ def _validated(name: str, raw: Any, root: str, path: Path) -> Any:
         return raw
     if name == "fail-on":
         return parse_fail_on(raw, where)
+    if name == "cache-dir":
+        if not isinstance(raw, str) or not raw.strip():
+            raise ConfigError(f"{where} must be a folder such as \".trainlint_cache\"")
+        return os.path.join(root, raw.strip())
     raise ConfigError(f"{where}: unknown setting")  # pragma: no cover - KEYS and this function agree
 
 
@@ -263,7 +269,7 @@ def _cli_values(args) -> Dict[str, Any]:
             given[name] = _selectors(value, f"--{name}")
     if getattr(args, "exclude", None):
         given["exclude"] = tuple(args.exclude)
-    for name in ("gpu", "gpu_memory", "num_gpus"):
+    for name in ("gpu", "gpu_memory", "num_gpus", "cache_dir"):
         value = getattr(args, name, None)
         if value is not None:
             given[name] = value

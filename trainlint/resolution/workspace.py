@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, TypeVar
 
+from trainlint.cache import FactCache
 from trainlint.core import Setting
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
@@ -12,6 +13,7 @@ from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
 from trainlint.readers.yaml import read_yaml_config
 
+T = TypeVar("T")
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
                       "setup.py")
 
@@ -42,8 +44,10 @@ def repo_root(start: Path) -> Optional[Path]:
 class Workspace:
     """A per-scan cache of parsed files (nothing global: two scans never share state)."""
 
-    def __init__(self, invocation_dir: Optional[Path] = None):
+    def __init__(self, invocation_dir: Optional[Path] = None, cache: Optional[FactCache] = None):
         self.invocation_dir = (invocation_dir or Path.cwd()).resolve()
+        # Facts kept between runs (None: every file is read again).
+        self.cache = cache
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
@@ -52,21 +56,43 @@ class Workspace:
     def shell(self, path: Path) -> ShellScript:
         key = path.resolve()
         if key not in self._shell:
-            self._shell[key] = read_shell(path)
+            self._shell[key] = self._read("shell", path, read_shell)
         return self._shell[key]
 
     def python(self, path: Path) -> PythonModule:
         key = path.resolve()
         if key not in self._python:
-            self._python[key] = read_python(path)
+            self._python[key] = self._read("python", path, read_python)
         return self._python[key]
 
     def config(self, path: Path) -> ConfigFile:
         key = path.resolve()
         if key not in self._config:
-            reader = read_yaml_config if path.suffix.lower() in (".yaml", ".yml") else read_json_config
-            self._config[key] = reader(path)
+            if path.suffix.lower() in (".yaml", ".yml"):
+                self._config[key] = self._read("yaml", path, read_yaml_config)
+            else:
+                self._config[key] = self._read("json", path, read_json_config)
         return self._config[key]
+
+    def _read(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
+        return reader(path) if self.cache is None else self.cache.read(kind, path, reader)
+
+    def _table(self, kind: str) -> dict:
+        return {"shell": self._shell, "python": self._python, "yaml": self._config, "json": self._config}[kind]
+
+    def has(self, kind: str, path: Path) -> bool:
+        return path.resolve() in self._table(kind)
+
+    def preload(self, kind: str, path: Path, facts) -> None:
+        """Facts read elsewhere (by a worker process) for `path`, as `kind` would read them."""
+        self._table(kind).setdefault(path.resolve(), facts)
+
+    def load_cached(self, kind: str, path: Path) -> bool:
+        """Take `path`'s facts from the cache if it has them."""
+        found = self.cache.lookup(kind, path) if self.cache is not None else None
+        if found is not None:
+            self.preload(kind, path, found)
+        return found is not None
 
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
         key = (path.resolve(), package)
