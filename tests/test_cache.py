@@ -42,7 +42,8 @@ def _summary(result):
 def _project(tmp_path: Path, batch: int = 64) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "train.py").write_text(TRAIN)
-    (tmp_path / "zero2.json").write_text('{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}')
+    zero2 = '{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}'
+    (tmp_path / "zero2.json").write_text(zero2)
     (tmp_path / "run.sh").write_text(LAUNCHER.format(batch=batch))
     return tmp_path
 
@@ -106,3 +107,14 @@ def test_facts_round_trip_exactly(monkeypatch):
     for path in sorted(SAMPLES.rglob("*.py"))[:40] + sorted(SAMPLES.rglob("*.sh"))[:40]:
         facts = read_python(path) if path.suffix == ".py" else read_shell(path)
         assert decode(json.loads(json.dumps(encode(facts)))) == facts, path
+
+
+def test_the_command_line_keeps_its_cache_where_it_is_told(tmp_path, cli):
+    project = _project(tmp_path / "project")
+    cli.run(project, "check", ".", "--cache-dir", str(tmp_path / "elsewhere"))
+    assert (tmp_path / "elsewhere" / "CACHEDIR.TAG").is_file()
+    assert not (project / ".trainlint_cache").exists()
+    cli.run(project, "check", ".", "--no-cache")
+    assert not (project / ".trainlint_cache").exists()
+    cli.run(project, "check", ".")
+    assert (project / ".trainlint_cache" / ".gitignore").is_file()

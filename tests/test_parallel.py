@@ -7,8 +7,8 @@ import pytest
 
 from trainlint.linter import lint, make_target
 from trainlint.readers import pool
-from trainlint.readers.python import read_python
 from trainlint.readers.pool import read_many
+from trainlint.readers.python import read_python
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -70,13 +70,14 @@ class UsageError(Exception):
 def load_settings(paths: Sequence[PathLike] = (), *, config: Optional[PathLike] = None, isolated: bool = False,
                   select: Sequence[str] = (), ignore: Sequence[str] = (), exclude: Sequence[str] = (),
                   gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None,
-                  fail_on: Optional[str] = None) -> Settings:
+                  fail_on: Optional[str] = None, cache_dir: Optional[PathLike] = None) -> Settings:
     """The configuration file (`config`, or the one found from the first of `paths`, or none when
     `isolated`) merged with the keyword arguments; an argument left at its default does not override."""
     request = SimpleNamespace(
         paths=[Path(path) for path in paths], config=Path(config) if config is not None else None,
         isolated=isolated, select=list(select), ignore=list(ignore), exclude=list(exclude), gpu=gpu,
         gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on,
+        cache_dir=str(cache_dir) if cache_dir is not None else None,
     )
     try:
         return resolve_settings(request)

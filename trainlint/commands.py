@@ -18,7 +18,8 @@ from trainlint.config import Settings
 from trainlint.core import Report
 
 # The settings every subcommand with target options may carry (argparse leaves out the others).
-_SETTING_OPTIONS = ("config", "isolated", "select", "ignore", "exclude", "gpu", "gpu_memory", "num_gpus", "fail_on")
+_SETTING_OPTIONS = ("config", "isolated", "select", "ignore", "exclude", "gpu", "gpu_memory", "num_gpus", "fail_on",
+                    "cache_dir")
 
 
 def _color() -> bool:
