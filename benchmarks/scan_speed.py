@@ -1,32 +1,36 @@
-"""How long a scan takes: N generated launchers sharing one entry script and DeepSpeed config, or
-any folder given on the command line. Run by hand: `python benchmarks/scan_speed.py [N | FOLDER]`."""
+"""How long `trainlint check` takes next to `ruff check --select ALL --no-cache`, on the same trees.
+
+    python benchmarks/scan_speed.py /work/real/*          # one row per folder, then the sums
+    python benchmarks/scan_speed.py                        # 200 generated launchers
+
+Each folder is checked from inside it, as a user would (`trainlint check .`): trainlint cold (its cache
+folder emptied first), trainlint warm (the cache of the cold run), ruff without a cache. A last run checks
+every folder at once, cold, for the peak memory of one scan. Peak memory is the largest resident set of
+the child processes (resource.getrusage); ruff must be on PATH (or next to this Python). Prints Markdown.
+"""
 from __future__ import annotations
 
+import os
+import platform
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
-
-from trainlint.checks._examples import TRAIN_PY, ZERO2
-from trainlint.linter import lint, make_target
+from typing import List, Sequence, Tuple
 
 LAUNCHER = """#!/bin/bash
 GPUS={gpus}
-BATCH={batch}
-DISTRIBUTED_ARGS="--nproc_per_node $GPUS --nnodes 1"
-torchrun $DISTRIBUTED_ARGS train.py \\
-    --deepspeed zero2.json \\
-    --model_name_or_path lmsys/vicuna-7b-v1.5 \\
-    --bf16 True \\
-    --per_device_train_batch_size $BATCH \\
-    --gradient_accumulation_steps {accum} \\
-    --model_max_length 2048 \\
-    --gradient_checkpointing True 2>&1 | tee log.txt
+torchrun --nproc_per_node $GPUS train.py --deepspeed zero2.json --model_name_or_path lmsys/vicuna-7b-v1.5 \\
+    --bf16 True --per_device_train_batch_size {batch} --gradient_accumulation_steps {accum} \\
+    --model_max_length 2048 --gradient_checkpointing True
 """
 
 
 def generate(folder: Path, count: int) -> None:
+    from trainlint.checks._examples import TRAIN_PY, ZERO2
+
     (folder / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
     (folder / "zero2.json").write_text(ZERO2)
     for index in range(count):
@@ -34,28 +38,71 @@ def generate(folder: Path, count: int) -> None:
         (folder / f"launch_{index:04d}.sh").write_text(text)
 
 
-def measure(folder: Path) -> None:
+def _tool(name: str) -> str:
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
+
+
+def timed(argv: Sequence[str], cwd: Path) -> float:
     started = time.perf_counter()
-    result = lint([folder], make_target("a100-40gb"))
-    elapsed = time.perf_counter() - started
-    # A second scan under tracemalloc, which slows Python down, for the memory figure only.
-    tracemalloc.start()
-    lint([folder], make_target("a100-40gb"))
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    runs = len(result.scan.runs)
-    print(f"{runs} jobs, {len(result.findings)} findings in {elapsed:.2f} s "
-          f"({1000 * elapsed / max(runs, 1):.1f} ms per job), peak Python memory {peak / 2**20:.0f} MiB")
+    subprocess.run(list(argv), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                   env={**os.environ, "CI": "true"})
+    return time.perf_counter() - started
 
 
-def main(argv) -> None:
-    if argv and Path(argv[0]).is_dir():
-        measure(Path(argv[0]))
-        return
-    count = int(argv[0]) if argv else 200
+def peak_rss_mib(argv: Sequence[str], cwd: Path) -> float:
+    """Peak resident memory of one child run (a fresh interpreter, so nothing earlier counts)."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+             "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", probe, *argv], cwd=cwd, capture_output=True, text=True, check=False)
+    return int(out.stdout.strip() or 0) / 1024
+
+
+def measure(folders: Sequence[Path], cache_root: Path) -> List[Tuple[str, float, float, float]]:
+    trainlint, ruff = _tool("trainlint"), _tool("ruff")
+    rows = []
+    for folder in folders:
+        cache = cache_root / folder.name
+        shutil.rmtree(cache, ignore_errors=True)
+        check = [trainlint, "check", ".", "--exit-zero", "--cache-dir", str(cache), "--output-format", "json"]
+        cold = timed(check, folder)
+        warm = timed(check, folder)
+        ruff_time = timed([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--quiet", "."], folder)
+        rows.append((folder.name, cold, warm, ruff_time))
+    return rows
+
+
+def table(rows, folders: Sequence[Path], cache_root: Path) -> str:
+    lines = [f"Machine: {os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}, "
+             f"{platform.system()}", "",
+             "| tree | trainlint cold (s) | trainlint warm (s) | ruff --select ALL --no-cache (s) |",
+             "| --- | ---: | ---: | ---: |"]
+    for name, cold, warm, ruff_time in rows:
+        lines.append(f"| {name} | {cold:.2f} | {warm:.2f} | {ruff_time:.2f} |")
+    sums = [sum(row[i] for row in rows) for i in (1, 2, 3)]
+    lines.append(f"| **sum of {len(rows)}** | **{sums[0]:.1f}** | **{sums[1]:.1f}** | **{sums[2]:.1f}** |")
+    everything = cache_root / "all"
+    shutil.rmtree(everything, ignore_errors=True)
+    argv = [_tool("trainlint"), "check", *map(str, folders), "--exit-zero", "--cache-dir", str(everything),
+            "--output-format", "json"]
+    peak = peak_rss_mib(argv, Path.cwd())
+    ruff_peak = peak_rss_mib([_tool("ruff"), "check", "--select", "ALL", "--no-cache", "--exit-zero", "--quiet",
+                              *map(str, folders)], Path.cwd())
+    lines += ["", f"Peak memory of one cold scan over all {len(folders)} trees: trainlint {peak:.0f} MiB "
+              f"(workers included: the largest one process), ruff {ruff_peak:.0f} MiB."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str]) -> None:
     with tempfile.TemporaryDirectory() as temp:
-        generate(Path(temp), count)
-        measure(Path(temp))
+        folders = [Path(arg).resolve() for arg in argv if Path(arg).is_dir()]
+        if not folders:
+            generated = Path(temp) / "generated"
+            generated.mkdir()
+            generate(generated, int(argv[0]) if argv else 200)
+            folders = [generated]
+        cache_root = Path(temp) / "caches"
+        print(table(measure(folders, cache_root), folders, cache_root))
 
 
 if __name__ == "__main__":

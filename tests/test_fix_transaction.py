@@ -70,7 +70,9 @@ def _trainlint(folder: Path, *argv: str, fault: str = "") -> subprocess.Complete
 
 
 def _snapshot(root: Path):
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file of the tree but the reader cache `check` keeps (not part of any fix)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".trainlint_cache" not in p.relative_to(root).parts}
 
 
 def _three_files(root: Path):

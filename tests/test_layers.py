@@ -14,7 +14,7 @@ ROOT = PACKAGE.parent
 # Layer of each module or package, left to right.
 LAYERS = {
     "core": 0, "knobs": 0, "atomic_write": 0,
-    "readers": 1, "formats": 1,
+    "readers": 1, "formats": 1, "cache": 1,
     "graph": 2, "resolution": 2,
     "checks": 3, "memory": 3, "linter": 3, "suppressions": 3, "config": 3,
     "fixers": 4,

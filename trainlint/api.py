@@ -22,10 +22,11 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from trainlint.baseline import BaselineError, load_baseline
 from trainlint.baseline import write_baseline as _write_baseline_file
+from trainlint.cache import default_cache_dir
 from trainlint.changed import (
     ChangedFilesError,
     ChangedLines,
@@ -59,6 +60,7 @@ __all__ = [
     "EstimateResult",
     "ExitCode",
     "FixResult",
+    "ScanOptions",
     "UsageError",
     "estimate",
     "fix",
@@ -86,7 +88,8 @@ def load_settings(paths: Sequence[PathLike] = (), *, config: Optional[PathLike] 
                   select: Sequence[str] = (), ignore: Sequence[str] = (), exclude: Sequence[str] = (),
                   gpu: Optional[str] = None, gpu_memory: Optional[str] = None, num_gpus: Optional[int] = None,
                   fail_on: Optional[str] = None, extend_select: Sequence[str] = (), extend_ignore: Sequence[str] = (),
-                  respect_gitignore: bool = True, allow_outside_reads: bool = False) -> Settings:
+                  respect_gitignore: bool = True, allow_outside_reads: bool = False,
+                  cache_dir: Optional[PathLike] = None) -> Settings:
     """The configuration file (`config`, or the one found from the first of `paths`, or none when
     `isolated`) merged with the keyword arguments; an argument left at its default does not override.
     `ignore` and `extend_ignore` add to the configured ignores, `extend_select` to the configured
@@ -96,6 +99,7 @@ def load_settings(paths: Sequence[PathLike] = (), *, config: Optional[PathLike] 
         isolated=isolated, select=list(select), ignore=list(ignore), exclude=list(exclude), gpu=gpu,
         gpu_memory=gpu_memory, num_gpus=num_gpus, fail_on=fail_on, extend_select=list(extend_select),
         extend_ignore=list(extend_ignore), allow_outside_reads=allow_outside_reads,
+        cache_dir=str(cache_dir) if cache_dir is not None else None,
     )
     try:
         settings = resolve_settings(request)
@@ -125,6 +129,21 @@ def _selection(settings: Settings) -> Selection:
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
+@dataclass(frozen=True)
+class ScanOptions:
+    """How files are read: `cache` keeps reader facts between runs (in the settings' `cache_dir`, else
+    `.trainlint_cache` beside the configuration file or in the working directory); `processes` reads a
+    cold scan's files in that many processes (None: every core); `progress(done, total)` hears of it."""
+
+    cache: bool = False
+    processes: Optional[int] = None
+    progress: Optional[Callable[[int, int], None]] = None
+
+
+def cache_dir_of(settings: Settings) -> Path:
+    return Path(settings.cache_dir) if settings.cache_dir else default_cache_dir(settings.config_path)
+
+
 def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:
     """The configured exclude patterns, plus what .gitignore ignores below the folders named."""
     if not settings.respect_gitignore:
@@ -134,10 +153,12 @@ def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:
 
 
 def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False,
-                global_batch: Optional[int] = None) -> LintResult:
+                global_batch: Optional[int] = None, options: ScanOptions = ScanOptions()) -> LintResult:
     return _lint(list(paths), target_of(settings, global_batch), _selection(settings), _exclusions(paths, settings),
                  preserve_effective_batch=preserve,
-                 workspace=Workspace(allow_outside_reads=settings.allow_outside_reads))
+                 workspace=Workspace(allow_outside_reads=settings.allow_outside_reads),
+                 cache_dir=cache_dir_of(settings) if options.cache else None,
+                 processes=options.processes, progress=options.progress)
 
 
 # --- changed-files mode --------------------------------------------------------------------------
@@ -160,12 +181,13 @@ def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str],
 
 
 def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, diff_base: Optional[str],
-                 changed: bool, global_batch: Optional[int] = None) -> LintResult:
+                 changed: bool, global_batch: Optional[int] = None,
+                 options: ScanOptions = ScanOptions()) -> LintResult:
     """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
     a changed file, each finding placed on a changed line where one caused it."""
     found = _changed_files(paths, diff_base, changed)
     if found is None:
-        return _lint_paths(_paths(paths), settings, preserve, global_batch)
+        return _lint_paths(_paths(paths), settings, preserve, global_batch, options)
     changed_files, changed_lines = found
     if changed:
         roots = list(dict.fromkeys(repository_of(path) for path in changed_files))
@@ -174,7 +196,7 @@ def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, 
     if not roots:
         return LintResult(scan=Scan())
     named = scan_paths(roots, changed_files, _exclusions(roots, settings))
-    result = _lint_paths(named, settings, preserve, global_batch)
+    result = _lint_paths(named, settings, preserve, global_batch, options)
     result.scan = without_phantom_entries(result.scan, named[len(roots):])
     findings, narrowed = restrict(result.scan, result.findings, changed_files)
     findings = anchor_on_changes(findings, narrowed.runs, changed_lines)
@@ -231,16 +253,17 @@ class CheckResult:
 
 def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
          preserve_effective_batch: bool = False, diff_base: Optional[str] = None, changed: bool = False,
-         baseline: Optional[PathLike] = None) -> CheckResult:
+         baseline: Optional[PathLike] = None, options: ScanOptions = ScanOptions()) -> CheckResult:
     """Check the jobs under `paths` (default: the working directory).
 
     `preserve_effective_batch`: batch fixes keep per-device × accumulation × world size.
     `diff_base`: report every job that reads a file changed since the merge base with this git ref.
     `changed`: `paths` are changed files; their repositories are scanned for the jobs that read one.
-    `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out."""
+    `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out.
+    `options`: the fact cache, the reading processes and a progress callback (see ScanOptions)."""
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
-    result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed)
+    result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed, options=options)
     baselined: List[Finding] = []
     if baseline is not None:
         try:

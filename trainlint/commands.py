@@ -22,7 +22,7 @@ from trainlint.core import Report
 
 # The settings every subcommand with target options may carry (argparse leaves out the others).
 _SETTING_OPTIONS = ("config", "isolated", "select", "ignore", "exclude", "gpu", "gpu_memory", "num_gpus", "fail_on",
-                    "allow_outside_reads", "extend_select", "extend_ignore", "respect_gitignore")
+                    "allow_outside_reads", "extend_select", "extend_ignore", "respect_gitignore", "cache_dir")
 
 
 @dataclass(frozen=True)
@@ -99,15 +99,23 @@ def _report_errors(errors) -> None:
 
 
 def run_check(args: Namespace) -> int:
+    from trainlint.api import ScanOptions
     from trainlint.report import Visibility, render
+    from trainlint.report.progress import scan_progress
 
     settings = effective_settings(args)
     if args.write_baseline is not None:
         result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
                            diff_base=args.diff_base, changed=args.changed)
         return _write_baseline(args.write_baseline, result)
-    result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
-                       diff_base=args.diff_base, changed=args.changed, baseline=args.baseline)
+    progress = scan_progress()
+    try:
+        result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
+                           diff_base=args.diff_base, changed=args.changed, baseline=args.baseline,
+                           options=ScanOptions(cache=not args.no_cache, progress=progress))
+    finally:
+        if progress is not None:
+            progress.close()
     report = result.report
     if args.statistics:
         _write(_statistics(report), args.output_file)

@@ -28,7 +28,7 @@ SOURCE_CLI = "command line"
 _SELECTOR = re.compile(r"^(TL\d{0,3}|ALL)$")
 # Each key of the config and the Settings field it sets; `_` spellings are accepted too.
 KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on",
-        "allow-outside-reads")
+        "allow-outside-reads", "cache-dir")
 
 
 class ConfigError(Exception):
@@ -108,6 +108,8 @@ class Settings:
     # may come from a stranger, and a file it names (`--deepspeed /etc/passwd`) could be shown.
     allow_outside_reads: bool = False
     config_path: Optional[str] = None
+    # Where reader facts are kept between runs (a config file's value is relative to that file's folder).
+    cache_dir: Optional[str] = None
     sources: Mapping[str, str] = field(default_factory=dict)
     # Skip what .gitignore ignores in the folder walk (the command line's --no-respect-gitignore).
     respect_gitignore: bool = True
@@ -205,6 +207,10 @@ def _validated(name: str, raw: Any, root: str, path: Path) -> Any:
         if not isinstance(raw, bool):
             raise ConfigError(f"{where} must be true or false")
         return raw
+    if name == "cache-dir":
+        if not isinstance(raw, str) or not raw.strip():
+            raise ConfigError(f"{where} must be a folder such as \".trainlint_cache\"")
+        return os.path.join(root, raw.strip())
     raise ConfigError(f"{where}: unknown setting")  # pragma: no cover - KEYS and this function agree
 
 
@@ -279,7 +285,7 @@ def _cli_values(args) -> Dict[str, Any]:
             given[name] = _selectors(value, f"--{name.replace('_', '-')}")
     if getattr(args, "exclude", None):
         given["exclude"] = tuple(args.exclude)
-    for name in ("gpu", "gpu_memory", "num_gpus"):
+    for name in ("gpu", "gpu_memory", "num_gpus", "cache_dir"):
         value = getattr(args, name, None)
         if value is not None:
             given[name] = value

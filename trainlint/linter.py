@@ -8,6 +8,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from trainlint.cache import FactCache
 from trainlint.checks import CheckContext, Rule, all_rules
 from trainlint.config import PerFileIgnore
 from trainlint.core import (
@@ -22,8 +23,10 @@ from trainlint.core import (
     Value,
 )
 from trainlint.memory import Gpu, estimate, find_gpu, gpu_from_memory
+from trainlint.readers.pool import default_processes
 from trainlint.resolution import Scan, scan
 from trainlint.resolution.batch import effective_batch
+from trainlint.resolution.prefetch import Progress, prefetch
 from trainlint.resolution.workspace import Workspace
 from trainlint.suppressions import apply_suppressions
 
@@ -149,9 +152,21 @@ def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
 
 
 def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection(), exclude: Sequence[str] = (),
-         preserve_effective_batch: bool = False, workspace: Optional[Workspace] = None) -> LintResult:
+         preserve_effective_batch: bool = False, workspace: Optional[Workspace] = None,
+         cache_dir: Optional[Path] = None, processes: Optional[int] = None,
+         progress: Optional[Progress] = None) -> LintResult:
     """Scan `paths`, estimate and check every job against `target`, apply the inline suppressions
-    and keep the findings `selection` allows."""
+    and keep the findings `selection` allows. `cache_dir`: keep what the readers extract there between
+    runs; `processes`: read the files of a cold scan in that many processes (default: every core);
+    `progress(done, total)` is told as files are read ahead."""
+    workspace = workspace or Workspace()
+    if workspace.cache is None and cache_dir is not None:
+        workspace.cache = FactCache(cache_dir)
+    # The tree is fixed before anything is read ahead, so a worker never reads what the scan would refuse.
+    workspace.confine_to(paths)
+    processes = default_processes() if processes is None else processes
+    if processes > 1:
+        prefetch(paths, exclude, workspace, processes, progress)
     found = scan(paths, exclude, workspace)
     found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]
     result = LintResult(found, target=target)

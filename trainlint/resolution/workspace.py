@@ -11,8 +11,9 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
 
+from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, Setting, SourceKind, Unknown
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
@@ -22,6 +23,7 @@ from trainlint.readers.shell import read_shell
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, safe_resolve
 from trainlint.readers.yaml import read_yaml_config
 
+T = TypeVar("T")
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
                       "setup.py")
 # Version-control metadata is never configuration, and `.git/config` may hold credentials.
@@ -92,7 +94,7 @@ class Workspace:
 
     def __init__(self, invocation_dir: Optional[Path] = None, roots: Optional[Sequence[Path]] = None,
                  allow_outside_reads: bool = False, bounds: ReadBounds = ReadBounds(),
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, cache: Optional[FactCache] = None):
         self.invocation_dir = safe_resolve(invocation_dir or Path.cwd())
         self.roots: Optional[List[Path]] = [safe_resolve(r) for r in roots] if roots is not None else None
         self.allow_outside_reads = allow_outside_reads
@@ -100,6 +102,10 @@ class Workspace:
         self._clock = clock
         self._started = clock()
         self._bytes_read = 0
+        # Files whose bytes are already counted (read here, or read ahead by a worker or the cache).
+        self._reserved: Set[Path] = set()
+        # Facts kept between runs (None: every file is read again).
+        self.cache = cache
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
@@ -141,7 +147,7 @@ class Workspace:
         if size > self.bounds.file_bytes:
             return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
                               f"{shown} is {size} bytes; files over {self.bounds.file_bytes} bytes are skipped", shown)
-        if self._bytes_read + size > self.bounds.scan_bytes:
+        if safe_resolve(path) not in self._reserved and self._bytes_read + size > self.bounds.scan_bytes:
             return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
                               f"{shown} was skipped: the scan already read {self._bytes_read} bytes "
                               f"(at most {self.bounds.scan_bytes} per scan)", shown)
@@ -152,7 +158,7 @@ class Workspace:
                               f"(at most {self.bounds.scan_seconds:.0f} s per scan)", shown)
         return None
 
-    def _read(self, path: Path, cache: Dict[Path, T], reader: Callable[[Path], T],
+    def _read(self, kind: str, path: Path, cache: Dict[Path, T], reader: Callable[[Path], T],
               refused: Callable[[Diagnostic], T]) -> T:
         key = safe_resolve(path)
         if key not in cache:
@@ -165,24 +171,70 @@ class Workspace:
             if problem is not None:
                 cache[key] = refused(problem)
             else:
-                self.stamps[key] = file_stamp(path)
-                self._bytes_read += self.stamps[key][2]
-                cache[key] = reader(path)
+                self._count(key, path)
+                cache[key] = self._parse(kind, path, reader)
         return cache[key]
 
     # ------------------------------------------------------------ readers
     def shell(self, path: Path) -> ShellScript:
-        return self._read(path, self._shell, read_shell,
+        return self._read("shell", path, self._shell, read_shell,
                           lambda problem: ShellScript(path=problem.path, launches=(), diagnostics=(problem,)))
 
     def python(self, path: Path) -> PythonModule:
-        return self._read(path, self._python, read_python,
+        return self._read("python", path, self._python, read_python,
                           lambda problem: PythonModule(path=problem.path, diagnostics=(problem,)))
 
     def config(self, path: Path) -> ConfigFile:
         is_yaml = path.suffix.lower() in (".yaml", ".yml")
         reader = read_yaml_config if is_yaml else read_json_config
-        return self._read(path, self._config, reader, lambda problem: _unread_config(problem, is_yaml))
+        return self._read("yaml" if is_yaml else "json", path, self._config, reader,
+                          lambda problem: _unread_config(problem, is_yaml))
+
+    def _parse(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
+        return reader(path) if self.cache is None else self.cache.read(kind, path, reader)
+
+    def _table(self, kind: str) -> dict:
+        return {"shell": self._shell, "python": self._python, "yaml": self._config, "json": self._config}[kind]
+
+    def has(self, kind: str, path: Path) -> bool:
+        return safe_resolve(path) in self._table(kind)
+
+    def may_read(self, path: Path) -> bool:
+        """Whether `path` passes the same checks as a read here (inside the tree, a regular file, within
+        the budgets), its bytes then counted against the scan's budget as if read: files that do not
+        are left to `_read`, which reports why."""
+        try:
+            if self.refusal(path) is not None:
+                return False
+            self._count(safe_resolve(path), path)
+        except OSError:
+            return False
+        return True
+
+    def _count(self, key: Path, path: Path) -> None:
+        """Stamp `path` and count its bytes against the scan's budget, once."""
+        if key in self._reserved:
+            return
+        self._reserved.add(key)
+        self.stamps[key] = file_stamp(path)
+        self._bytes_read += self.stamps[key][2]
+
+    def preload(self, kind: str, path: Path, facts) -> None:
+        """Facts read elsewhere (by a worker process, or the cache) for `path`, as `kind` would read them;
+        the file is stamped and counted as if read here."""
+        key = safe_resolve(path)
+        table = self._table(kind)
+        if key in table:
+            return
+        self._count(key, path)
+        table[key] = facts
+
+    def load_cached(self, kind: str, path: Path) -> bool:
+        """Take `path`'s facts from the cache if it has them."""
+        found = self.cache.lookup(kind, path) if self.cache is not None else None
+        if found is not None:
+            self.preload(kind, path, found)
+        return found is not None
 
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
         key = (safe_resolve(path), package)

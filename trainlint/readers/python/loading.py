@@ -6,16 +6,19 @@ from __future__ import annotations
 import ast
 import warnings
 from pathlib import Path
-from typing import Union
+from typing import FrozenSet, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from trainlint.core import Diagnostic
+from trainlint.core import Diagnostic, Setting
 from trainlint.readers.facts import PythonModule
 from trainlint.readers.python.collector import Collector
 from trainlint.readers.python.context import Context
+from trainlint.readers.python.eval_data import EvalDataReader
+from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.positions import ByteLocator
+from trainlint.readers.python.prefilter import Screen, screen_module
 from trainlint.readers.python.screening import too_deep_to_parse
 from trainlint.readers.source import SourceText, read_source
 
@@ -50,12 +53,53 @@ def _read_parsed(source: SourceText) -> PythonModule:
     except Exception as err:  # libcst raises a few other types on odd input; never crash
         message = f"{source.path}: cannot parse as Python ({type(err).__name__}: {err})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("syntax-error", message, source.path),))
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    ctx = Context(source, ByteLocator(source, has_bom), module, positions)
-    collector = Collector(ctx)
+    screen = screen_module(text, module)
+    if screen is None:
+        return _walk_whole(source, has_bom, module)
+    return _walk_screened(source, has_bom, module, screen)
+
+
+def _walk_whole(source: SourceText, has_bom: bool, module: cst.Module) -> PythonModule:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    collector = Collector(Context(source, ByteLocator(source, has_bom), module, positions))
     module.visit(collector)
     return collector.result()
+
+
+def _walk_screened(source: SourceText, has_bom: bool, module: cst.Module, screen: Screen) -> PythonModule:
+    """The collector's walk over the statements that can hold a setting only, with positions computed
+    for the statements whose nodes become origins."""
+    parents: dict = {}
+    positions = StatementPositions(module, screen.first_lines, lambda: parents)
+    ctx = Context(source, ByteLocator(source, has_bom), module, positions)
+    parents = ctx.parents
+    collector = Collector(ctx)
+    collector.eval_data = ScreenedEvalData(collector.values, screen.eval_builders, positions)
+    for statement, walk in zip(module.body, screen.walk):
+        if walk:
+            ctx.parents[statement] = module
+            positions.walking(statement)
+            statement.visit(collector)
+    return collector.result()
+
+
+class ScreenedEvalData(EvalDataReader):
+    """Looks for a returned `eval_dataset` entry only in the functions the screen says may build one."""
+
+    def __init__(self, values, builders: FrozenSet[str], positions: StatementPositions):
+        super().__init__(values)
+        self._builders = builders
+        self._positions = positions
+
+    def returned_eval_datasets(self) -> Tuple[Tuple[str, Setting], ...]:
+        found = []
+        for name, function in self.ctx.functions.items():
+            if name in self._builders:
+                self._positions.walking(function)
+                setting = self.returned_eval_dataset(function)
+                if setting is not None:
+                    found.append((name, setting))
+        return tuple(found)
 
 
 def _syntax_diagnostic(source: SourceText, text: str, has_bom: bool, err: cst.ParserSyntaxError) -> Diagnostic:

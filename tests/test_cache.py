@@ -1,0 +1,120 @@
+"""The fact cache: findings identical with and without it, never stale after an edit, a corrupt or
+planted entry ignored, nothing executed from it."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from trainlint.cache import FactCache, decode, encode
+from trainlint.linter import lint, make_target
+from trainlint.readers.python import read_python
+from trainlint.readers.shell import read_shell
+
+SAMPLES = Path(__file__).parent / "samples"
+LAUNCHER = """#!/bin/bash
+deepspeed train.py --deepspeed zero2.json --per_device_train_batch_size {batch} --bf16 True \\
+    --model_name_or_path meta-llama/Llama-2-7b-hf --gradient_accumulation_steps 1
+"""
+TRAIN = """from dataclasses import dataclass, field
+import transformers
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    model_max_length: int = field(default=2048)
+
+def train():
+    parser = transformers.HfArgumentParser((TrainingArguments,))
+    (training_args,) = parser.parse_args_into_dataclasses()
+    trainer = transformers.Trainer(args=training_args, eval_dataset=None)
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+def _summary(result):
+    return [(f.code, f.path, f.origin.start_byte if f.origin else None, f.message) for f in result.findings]
+
+
+def _project(tmp_path: Path, batch: int = 64) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "train.py").write_text(TRAIN)
+    zero2 = '{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}'
+    (tmp_path / "zero2.json").write_text(zero2)
+    (tmp_path / "run.sh").write_text(LAUNCHER.format(batch=batch))
+    return tmp_path
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.iterdir() if p.is_dir()))
+def test_findings_are_the_same_cold_warm_and_uncached(sample, tmp_path, monkeypatch):
+    monkeypatch.chdir(SAMPLES.parent)
+    target = make_target("a100-40gb")
+    plain = _summary(lint([SAMPLES / sample], target, processes=1))
+    cold = _summary(lint([SAMPLES / sample], target, processes=1, cache_dir=tmp_path))
+    warm = _summary(lint([SAMPLES / sample], target, processes=1, cache_dir=tmp_path))
+    assert plain == cold == warm
+
+
+def test_an_edit_is_read_again_not_taken_from_the_cache(tmp_path, monkeypatch):
+    project = _project(tmp_path / "project")
+    monkeypatch.chdir(project)
+    cache = tmp_path / "cache"
+    before = lint([Path(".")], make_target("a100-40gb"), processes=1, cache_dir=cache)
+    (project / "run.sh").write_text(LAUNCHER.format(batch=1))
+    after = lint([Path(".")], make_target("a100-40gb"), processes=1, cache_dir=cache)
+    fresh = lint([Path(".")], make_target("a100-40gb"), processes=1)
+    assert _summary(after) == _summary(fresh) != _summary(before)
+    assert (cache / ".gitignore").read_text().strip().endswith("*")
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_a_corrupt_entry_is_ignored_and_written_again(tmp_path, monkeypatch):
+    project = _project(tmp_path / "project")
+    monkeypatch.chdir(project)
+    cache = FactCache(tmp_path / "cache")
+    expected = cache.read("python", Path("train.py"), read_python)
+    entries = list((tmp_path / "cache").rglob("*.json"))
+    assert len(entries) == 1
+    entries[0].write_text('{"format": 1, "key": "x", "facts": {"c": "os.system", "f": {}}')
+    assert FactCache(tmp_path / "cache").read("python", Path("train.py"), read_python) == expected
+    assert json.loads(entries[0].read_text())["facts"]["c"] == "PythonModule"
+
+
+def test_a_planted_entry_cannot_name_a_class_outside_the_facts():
+    with pytest.raises(ValueError):
+        decode({"c": "Popen", "f": {"args": "touch /tmp/pwned"}})
+
+
+def test_a_symbolic_link_in_the_cache_is_not_written_through(tmp_path, monkeypatch):
+    project = _project(tmp_path / "project")
+    monkeypatch.chdir(project)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    cache = FactCache(tmp_path / "cache")
+    cache.read("shell", Path("run.sh"), read_shell)
+    entry = next((tmp_path / "cache").rglob("*.json"))
+    entry.unlink()
+    os.symlink(victim, entry)
+    assert cache.read("shell", Path("run.sh"), read_shell) == read_shell(Path("run.sh"))
+    assert victim.read_text() == "keep me"
+
+
+def test_facts_round_trip_exactly(monkeypatch):
+    monkeypatch.chdir(SAMPLES.parent)
+    for path in sorted(SAMPLES.rglob("*.py"))[:40] + sorted(SAMPLES.rglob("*.sh"))[:40]:
+        facts = read_python(path) if path.suffix == ".py" else read_shell(path)
+        assert decode(json.loads(json.dumps(encode(facts)))) == facts, path
+
+
+def test_the_command_line_keeps_its_cache_where_it_is_told(tmp_path, cli):
+    project = _project(tmp_path / "project")
+    cli.run(project, "check", ".", "--cache-dir", str(tmp_path / "elsewhere"))
+    assert (tmp_path / "elsewhere" / "CACHEDIR.TAG").is_file()
+    assert not (project / ".trainlint_cache").exists()
+    cli.run(project, "check", ".", "--no-cache")
+    assert not (project / ".trainlint_cache").exists()
+    cli.run(project, "check", ".")
+    assert (project / ".trainlint_cache" / ".gitignore").is_file()

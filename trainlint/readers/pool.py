@@ -1,0 +1,47 @@
+"""Reading many files at once, one worker process per core, for a cold scan.
+
+Each reader is a pure function of a file's bytes and shown path, so the facts do not depend on which
+process read them; results come back in the order asked, whatever order the workers finish in."""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from trainlint.cache import FactCache
+from trainlint.readers.deepspeed import read_json_config
+from trainlint.readers.python import read_python
+from trainlint.readers.shell import read_shell
+from trainlint.readers.yaml import read_yaml_config
+
+READERS: Dict[str, Callable[[Path], Any]] = {
+    "shell": read_shell, "python": read_python, "yaml": read_yaml_config, "json": read_json_config,
+}
+# Below this many files a pool costs more to start than it saves.
+MIN_PARALLEL_FILES = 8
+Job = Tuple[str, Path]
+
+
+def default_processes() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def read_many(jobs: Sequence[Job], processes: int, cache_dir: Optional[Path] = None) -> List[Any]:
+    """The facts of each (reader kind, path), in order: in `processes` workers when there are enough
+    files, else here. Workers write what they read to the cache in `cache_dir`, if any."""
+    if processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
+        return [_read_one(kind, path, cache_dir) for kind, path in jobs]
+    kinds = [kind for kind, _ in jobs]
+    paths = [path for _, path in jobs]
+    caches = [cache_dir] * len(jobs)
+    chunk = max(1, len(jobs) // (processes * 4))
+    with ProcessPoolExecutor(max_workers=min(processes, len(jobs))) as pool:
+        return list(pool.map(_read_one, kinds, paths, caches, chunksize=chunk))
+
+
+def _read_one(kind: str, path: Path, cache_dir: Optional[Path]) -> Any:
+    reader = READERS[kind]
+    if cache_dir is None:
+        return reader(path)
+    return FactCache(cache_dir).read(kind, path, reader)

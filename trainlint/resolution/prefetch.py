@@ -1,0 +1,102 @@
+"""Reading ahead what a scan will read, in parallel waves: the launchers and recipes found, then the
+entry scripts their launches run, then (breadth first, as `entry.collect` follows them) the local
+modules those import. The scan then finds every file already read; what a wave misses is read later,
+one by one, as before. Only files a job reaches are read."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Set
+
+from trainlint.readers.pool import Job, read_many
+from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, discover
+from trainlint.resolution.entry import MAX_DEPTH, _local_imports
+from trainlint.resolution.workspace import Workspace
+
+# Told (files read ahead so far, files known to read so far) after each wave.
+Progress = Callable[[int, int], None]
+
+
+def prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace, processes: int,
+             progress: Optional[Progress] = None) -> None:
+    cache_dir = workspace.cache.folder if workspace.cache is not None else None
+    counts = [0, 0]
+
+    def load(jobs: List[Job]) -> None:
+        counts[1] += len(jobs)
+        _load(workspace, jobs, processes, cache_dir)
+        counts[0] += len(jobs)
+        if progress is not None:
+            progress(counts[0], counts[1])
+
+    files, _ = discover(paths, exclude)
+    first: List[Job] = [(_kind(path), path) for path in files if _kind(path)]
+    load(first)
+    entries: List[Job] = []
+    roots: Dict[Path, Sequence[Path]] = {}
+    for kind, path in first:
+        if kind != "shell":
+            continue
+        for launch in workspace.shell(path).launches:
+            dirs = workspace.search_dirs(path, launch.cwd)
+            found = _entry(workspace, path, launch, dirs)
+            if found is not None:
+                entries.append(("python", found))
+                roots.setdefault(found.resolve(), dirs)
+    _read_imports(workspace, entries, roots, load)
+
+
+def _kind(path: Path) -> Optional[str]:
+    suffix = path.suffix.lower()
+    if suffix in SHELL_SUFFIXES:
+        return "shell"
+    if suffix in YAML_SUFFIXES:
+        return "yaml"
+    if suffix == ".py":
+        return "python"
+    return "json" if suffix == ".json" else None
+
+
+def _entry(workspace: Workspace, script: Path, launch, dirs: Sequence[Path]) -> Optional[Path]:
+    entry = launch.entry
+    if entry is None or not isinstance(entry.value, str):
+        return None
+    found = workspace.module(entry.value, script, dirs) if launch.entry_is_module else workspace.find(entry.value, dirs)
+    return found if found is not None and found.suffix == ".py" else None
+
+
+def _read_imports(workspace: Workspace, entries: List[Job], roots: Dict[Path, Sequence[Path]],
+                  load: Callable[[List[Job]], None]) -> None:
+    seen: Set[Path] = set()
+    frontier = _unique(entries, seen)
+    for _depth in range(MAX_DEPTH + 1):
+        if not frontier:
+            return
+        load(frontier)
+        following: List[Job] = []
+        for _, path in frontier:
+            dirs = roots.get(path.resolve(), ())
+            for target in _local_imports(workspace.python(path), path, workspace, dirs):
+                if "site-packages" not in target.parts:
+                    following.append(("python", target))
+                    roots.setdefault(target.resolve(), dirs)
+        frontier = _unique(following, seen)
+
+
+def _unique(jobs: List[Job], seen: Set[Path]) -> List[Job]:
+    out = []
+    for kind, path in jobs:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append((kind, path))
+    return out
+
+
+def _load(workspace: Workspace, jobs: List[Job], processes: int, cache_dir: Optional[Path]) -> None:
+    # Only what the workspace itself would read goes to the cache or a worker: a FIFO, a device or a
+    # file outside the tree is left to the workspace, which refuses it and says why.
+    todo = [(kind, path) for kind, path in jobs if not workspace.has(kind, path) and workspace.may_read(path)]
+    if workspace.cache is not None:
+        todo = [(kind, path) for kind, path in todo if not workspace.load_cached(kind, path)]
+    for (kind, path), facts in zip(todo, read_many(todo, processes, cache_dir)):
+        workspace.preload(kind, path, facts)
