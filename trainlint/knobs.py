@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Dict, Optional, Tuple
 
 from trainlint.core import Unknown, Value
@@ -10,6 +11,78 @@ from trainlint.core import Unknown, Value
 # Namespaces a name is written in. "args" covers CLI flags, HF argument dataclass fields,
 # TrainingArguments(...) keywords and LLaMA-Factory YAML keys, which all share HF's names.
 ARGS, DEEPSPEED, AXOLOTL, ACCELERATE = "args", "deepspeed", "axolotl", "accelerate"
+
+
+class K(str, Enum):
+    """Every canonical knob name as a symbol: a typo is an AttributeError, not a knob that is never set.
+    String-valued (and printed as the name) so settings keyed by plain names, the JSON output and every
+    comparison with a string keep working. A test keeps it equal to the names in KNOBS."""
+
+    PER_DEVICE_TRAIN_BATCH_SIZE = "per_device_train_batch_size"
+    PER_DEVICE_EVAL_BATCH_SIZE = "per_device_eval_batch_size"
+    GRADIENT_ACCUMULATION_STEPS = "gradient_accumulation_steps"
+    GLOBAL_BATCH_SIZE = "global_batch_size"
+    WORLD_SIZE = "world_size"
+    NUM_NODES = "num_nodes"
+    GRADIENT_CHECKPOINTING = "gradient_checkpointing"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    TF32 = "tf32"
+    MIXED_PRECISION = "mixed_precision"
+    EVAL_STRATEGY = "eval_strategy"
+    EVAL_STEPS = "eval_steps"
+    LOGGING_STEPS = "logging_steps"
+    MAX_STEPS = "max_steps"
+    NUM_TRAIN_EPOCHS = "num_train_epochs"
+    MAX_SEQ_LENGTH = "max_seq_length"
+    ZERO_STAGE = "zero_stage"
+    OFFLOAD_OPTIMIZER = "offload_optimizer"
+    OFFLOAD_PARAM = "offload_param"
+    OFFLOAD = "offload"
+    DS_MICRO_BATCH = "ds_micro_batch"
+    DS_GRADIENT_ACCUMULATION_STEPS = "ds_gradient_accumulation_steps"
+    DS_TRAIN_BATCH_SIZE = "ds_train_batch_size"
+    DS_BF16 = "ds_bf16"
+    DS_FP16 = "ds_fp16"
+    DEEPSPEED = "deepspeed"
+    FSDP = "fsdp"
+    DISTRIBUTED_TYPE = "distributed_type"
+    FSDP_SHARDING_STRATEGY = "fsdp_sharding_strategy"
+    FSDP_RESHARD_AFTER_FORWARD = "fsdp_reshard_after_forward"
+    FSDP_OFFLOAD_PARAMS = "fsdp_offload_params"
+    FSDP_VERSION = "fsdp_version"
+    LORA = "lora"
+    FINETUNING_TYPE = "finetuning_type"
+    ADAPTER = "adapter"
+    LORA_R = "lora_r"
+    BITS = "bits"
+    LOAD_IN_4BIT = "load_in_4bit"
+    LOAD_IN_8BIT = "load_in_8bit"
+    MODEL_NAME_OR_PATH = "model_name_or_path"
+    MODEL_TYPE = "model_type"
+    VISION_TOWER = "vision_tower"
+    IMAGE_TILES = "image_tiles"
+    IMAGE_ASPECT_RATIO = "image_aspect_ratio"
+    TUNE_VISION = "tune_vision"
+    FREEZE_VISION_TOWER = "freeze_vision_tower"
+    TUNE_MM_MLP_ADAPTER = "tune_mm_mlp_adapter"
+    FREEZE_BACKBONE = "freeze_backbone"
+    AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
+    USE_GALORE = "use_galore"
+    USE_APOLLO = "use_apollo"
+    USE_BADAM = "use_badam"
+    PREDICTION_LOSS_ONLY = "prediction_loss_only"
+    EVAL_ACCUMULATION_STEPS = "eval_accumulation_steps"
+    ATTN_IMPLEMENTATION = "attn_implementation"
+    FLASH_ATTENTION = "flash_attention"
+    PURE_BF16 = "pure_bf16"
+    OPTIM = "optim"
+    TORCH_DTYPE = "torch_dtype"
+    ALLOC_CONF = "alloc_conf"
+    EVAL_DATA = "eval_data"
+
+    def __str__(self) -> str:  # f-strings print the name (Python 3.11 would print K.NAME)
+        return self.value
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,11 @@
 the training step need, and how a verdict names the GPU."""
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks.base import CheckContext
-from trainlint.core import Severity, TrainingRun, Unknown, Value
+from trainlint.core import Fallback, ModelSource, ReplacedBy, Severity, TrainingRun, Unknown, Value
 from trainlint.memory import (
     MODEL_STATE_TERMS,
     Gpu,
@@ -55,7 +54,7 @@ def states_grounded(run: TrainingRun) -> bool:
     model = resolve_model(run)
     # Dimensions guessed from `14b` in a checkpoint's name may belong to another kind of model
     # altogether (a contrastive encoder, a mixture of experts): `estimate` shows them, rules do not.
-    known_model = model is not None and model.resolved_by != "name size"
+    known_model = model is not None and model.resolved_by != ModelSource.NAME_SIZE
     return known_model and not (sharded and known_int(run, "world_size") is None)
 
 
@@ -108,18 +107,20 @@ def assumption_note(run: TrainingRun) -> str:
     if run.known("zero_stage") in (0, None):
         world = None  # without sharding every GPU holds the same: the world size changes nothing
     for upstream in (world.chain() if world is not None else ()):
-        if upstream.note.startswith("default of "):
-            notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.note)}")
+        if upstream.fallback is not None:
+            notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.fallback)}")
             break
     return "".join(f", with {note}" for note in notes)
 
 
-def _who_may_replace(note: str) -> str:
-    """The fallback of `$1` or of an option the script parses is replaced by its caller's arguments,
-    that of any other variable by the environment."""
-    if "option of the script" in note or re.match(r"default of \$\d", note):
-        return "" if "(" in note else " (the script's caller may pass another)"
-    return " (the environment may set it)"
+def _who_may_replace(fallback: Fallback) -> str:
+    """The fallback of `$1` or of an option the script parses is replaced by its caller's arguments
+    (the note of an option's fallback says so itself), that of any other variable by the environment."""
+    return {
+        ReplacedBy.SCRIPT_OPTION: "",
+        ReplacedBy.CALLER_ARGUMENT: " (the script's caller may pass another)",
+        ReplacedBy.ENVIRONMENT: " (the environment may set it)",
+    }[fallback.replaced_by]
 
 
 def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) -> Severity:

@@ -16,7 +16,7 @@ from trainlint.checks._memory import (
     verdict_severity,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun, Unknown
+from trainlint.core import Applicability, Finding, Fix, ModelSource, Severity, TrainingRun, Unknown
 from trainlint.memory import resolve_model
 from trainlint.memory.size_from_name import StatedSize, stated_size
 
@@ -31,7 +31,7 @@ def _size_only_from_name(run: TrainingRun) -> Optional[StatedSize]:
         return None
     model = resolve_model(run)
     name = run.known("model_name_or_path")
-    if model is None or model.resolved_by != "name size" or not isinstance(name, str):
+    if model is None or model.resolved_by != ModelSource.NAME_SIZE or not isinstance(name, str):
         return None
     return stated_size(name)
 

@@ -10,7 +10,7 @@ from trainlint.knobs import coerce, knob_for
 from trainlint.readers.facts import Keyword
 from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.resolution.entry import EntryFacts
-from trainlint.resolution.flags import ParsedFlag
+from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -35,7 +35,7 @@ def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Can
         if target == "deepspeed" and flag.bare:
             continue  # a bare `--deepspeed` is DeepSpeed's switch (add_config_arguments): it names no config
         if target is not None:
-            candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
+            candidates.add(target, as_flag(flag.value, f"--{name}"))
 
 
 def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
@@ -49,7 +49,7 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
         flag = flags.get(name)
         if flag is not None:
             coerced = coerce("per_device_train_batch_size", flag.value.value)
-            return replace(flag.value, value=coerced.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+            return as_flag(flag.value, f"--{name}", value=coerced.value)
         return item.default
     return None
 
@@ -62,7 +62,7 @@ def _argparse_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
     for name, flag in flags.items():
         dest = facts.option_dest.get(name) or facts.option_dest.get(name.replace("-", "_"))
         if dest is not None:
-            values[dest] = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+            values[dest] = as_flag(flag.value, f"--{name}")
     return values
 
 
@@ -77,7 +77,8 @@ def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> S
         truth = coerce("bf16", value).value
         value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
     # The keyword's value comes from the parsed argument: the argument's origin is where to edit.
-    return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name)
+    return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name,
+                   written_as=keyword.name)
 
 
 def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
@@ -148,7 +149,8 @@ def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candi
     """A keyword of the config builder a trained `deepspeed.initialize(config=...)` gets: the ZeRO
     stage, the offload switch (optimizer and parameters on the CPU) or the precision."""
     # The value's origin is the parsed argument's (the flag to edit); the note names the code path.
-    setting = replace(_keyword_setting(keyword, argparse_values), note=keyword.setting.note)
+    setting = replace(_keyword_setting(keyword, argparse_values), note=keyword.setting.note,
+                      written_as=keyword.setting.written_as)
     if keyword.name != "dtype":
         candidates.add(keyword.name, setting)
         return
@@ -176,7 +178,7 @@ def _argument_value(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     """The value the entry script's parsed argument `name` gets: a launcher flag, else its default."""
     flag = flags.get(name) or flags.get(name.replace("_", "-"))
     if flag is not None:
-        return replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{flag.name}")
+        return as_flag(flag.value, f"--{flag.name}")
     if name in argparse_values:
         return argparse_values[name]
     item = facts.fields.get(name)

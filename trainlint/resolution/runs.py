@@ -10,14 +10,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from trainlint.core import Diagnostic, Origin, RunFacts, Setting, SourceKind, TrainingRun, Unknown
+from trainlint.core import (
+    Diagnostic,
+    FileKind,
+    Launcher,
+    Origin,
+    RunFacts,
+    Setting,
+    SourceKind,
+    TrainingRun,
+    Unknown,
+    file_kind,
+)
 from trainlint.knobs import HF_BOOL_FIELDS, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution import frameworks
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
 from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
-from trainlint.resolution.flags import key_value, last_by_name, option_value, parse_flags
+from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
@@ -29,7 +40,8 @@ __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "b
 
 _TRAINING_FLAG_KNOBS = {"per_device_train_batch_size", "gradient_accumulation_steps", "deepspeed",
                         "gradient_checkpointing", "max_seq_length", "global_batch_size"}
-_DISTRIBUTED_LAUNCHERS = ("deepspeed", "torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate")
+_DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
+                          Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
 _RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
 _EMPTY_VALUES = (None, "", 0, 0.0, "None", "none")
 
@@ -62,7 +74,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     shown_script = display_path(script_path)
     build.inputs.files.append(shown_script)
     entry_path = _resolve_entry(build, dirs)
-    if entry_path is not None and entry_path.suffix == ".py":
+    if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
         build.facts = collect(entry_path, workspace, dirs)
         # A script outside the scanned tree is not read (its refusal is reported): unknown, not present.
         build.entry_exists = True if workspace.allow_outside_reads or workspace.inside(entry_path) else None
@@ -72,7 +84,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     parsed, positionals = parse_flags(launch.script_args, is_bool)
     flags = last_by_name(parsed)
     build.flags = tuple((flag.name, flag.flag) for flag in parsed)
-    if launch.launcher == "llamafactory-cli" or (entry_path is not None and entry_path.suffix in (".yaml", ".yml")):
+    recipe_entry = entry_path is not None and file_kind(entry_path) == FileKind.YAML
+    if launch.launcher == Launcher.LLAMAFACTORY_CLI or recipe_entry:
         return _recipe_run(build, entry_path, flags, positionals, dirs)
     recipe = _recipe_argument(build, positionals, dirs) if entry_path is not None else None
     if recipe is not None:
@@ -121,10 +134,9 @@ def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
 def _world(build: JobBuild, dirs: Sequence[Path]) -> None:
     """The process count the launcher starts (with an accelerate config, what that config says)."""
     launch = build.launch
-    sbatch = build.workspace.shell(build.script_path).sbatch if build.script_path.suffix.lower() in (
-        ".sh", ".bash", ".slurm", ".sbatch", "") else {}
+    sbatch = build.workspace.shell(build.script_path).sbatch if file_kind(build.script_path) == FileKind.SHELL else {}
     size = world_size(launch, sbatch)
-    if launch.launcher == "accelerate":
+    if launch.launcher == Launcher.ACCELERATE:
         accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs)
         if size is None and "world_size" not in build.candidates.by_knob:
             size = Setting(Unknown("accelerate uses its default config for the process count"), SourceKind.DERIVED)
@@ -150,7 +162,7 @@ def _recipe_argument(build: JobBuild, positionals: Sequence, dirs: Sequence[Path
     if not positionals or not isinstance(positionals[0].value, str):
         return None
     written = positionals[0].value
-    if Path(written).suffix.lower() not in (".yaml", ".yml", ".json"):
+    if file_kind(written) not in (FileKind.YAML, FileKind.JSON):
         return None
     path = build.workspace.find(written, dirs)
     if path is None:
@@ -168,9 +180,9 @@ def _recipe_overrides(flags: Flags, positionals: Sequence) -> List[Tuple[str, Se
     for word in positionals:
         pair = key_value(word)
         if pair is not None:
-            found.append((pair[0], replace(pair[1], kind=SourceKind.LAUNCHER_FLAG, note=pair[0])))
+            found.append((pair[0], as_flag(pair[1], pair[0])))
     for name, flag in flags.items():
-        found.append((name, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")))
+        found.append((name, as_flag(flag.value, f"--{name}")))
     return found
 
 
@@ -231,7 +243,7 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
     facts = collect(script, workspace, workspace.search_dirs(script, None))
     if not facts.is_training:
         return None
-    launch = Launch("python", Origin(shown, 1, 1, 1, 1, 0, 0), (), Setting(shown, SourceKind.ASSUMED), False, ())
+    launch = Launch(Launcher.PYTHON, Origin(shown, 1, 1, 1, 1, 0, 0), (), Setting(shown, SourceKind.ASSUMED), False, ())
     build = JobBuild(launch, script, workspace, facts=facts, entry_shown=shown, entry_exists=True)
     build.inputs.files.extend(m.path for m in facts.modules)
     code_settings(facts, {}, build.candidates)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from trainlint.core import Setting, SourceKind
+from trainlint.core import Launcher, Setting, SourceKind
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
 from trainlint.resolution.flags import option_value
 from trainlint.resolution.frameworks import deepspeed
@@ -43,7 +43,7 @@ def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
 
 
 def _derive_sharding(candidates: Candidates, context: DeriveContext) -> None:
-    launcher_args = context.launcher_args if context.launcher == "accelerate" else ()
+    launcher_args = context.launcher_args if context.launcher == Launcher.ACCELERATE else ()
     derive_fsdp(candidates.winner, candidates.add, launcher_args)
 
 
@@ -51,5 +51,5 @@ ACCELERATE = Framework(
     name="accelerate",
     namespace=ACCELERATE_SPELLING,
     derivations=(Derivation(Stage.PRECISION, _derive_precision), Derivation(Stage.SHARDING, _derive_sharding)),
-    launcher="accelerate",
+    launcher=Launcher.ACCELERATE,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import AXOLOTL as AXOLOTL_SPELLING
 from trainlint.knobs import coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
@@ -127,5 +127,5 @@ AXOLOTL = Framework(
     namespace=AXOLOTL_SPELLING,
     defaults=_defaults,
     derivations=(Derivation(Stage.ADAPTER, _derive_adapter),),
-    launcher="axolotl",
+    launcher=Launcher.AXOLOTL,
 )

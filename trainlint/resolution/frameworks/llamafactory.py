@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from trainlint.core import Setting, SourceKind
+from trainlint.core import Launcher, Setting, SourceKind
 from trainlint.knobs import ARGS, coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
@@ -71,5 +71,5 @@ LLAMAFACTORY = Framework(
     namespace=ARGS,
     defaults=_defaults,
     derivations=(Derivation(Stage.ADAPTER, _derive_adapter), Derivation(Stage.PRECISION, _derive_pure_bf16)),
-    launcher="llamafactory-cli",
+    launcher=Launcher.LLAMAFACTORY_CLI,
 )

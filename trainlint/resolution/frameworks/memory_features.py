@@ -39,7 +39,7 @@ def add_degree(candidates: Candidates, knob: str, written: Mapping[str, Setting]
     if not found:
         return
     degree, setting, key = max(found, key=lambda item: item[0])
-    candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key))
+    candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key, written_as=key))
 
 
 def plugins(written: Mapping[str, Setting]) -> Iterable[Setting]:
