@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Dict, Mapping, Optional
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.knobs import coerce, knob_for
+from trainlint.knobs import K, coerce, knob_for
 from trainlint.readers.facts import Keyword
 from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.resolution.entry import EntryFacts
@@ -19,7 +19,7 @@ Flags = Mapping[str, ParsedFlag]
 # (InternLM-XComposer's data mix): the trainer's batch counts items, not samples.
 _DATA_BATCH_FIELDS = ("batch_size",)
 # Keywords of other calls (from_pretrained, LoraConfig) that pin a knob.
-_MODEL_KEYWORD_KNOBS = ("attn_implementation", "load_in_4bit", "load_in_8bit", "lora_r")
+_MODEL_KEYWORD_KNOBS = (K.ATTN_IMPLEMENTATION, K.LOAD_IN_4BIT, K.LOAD_IN_8BIT, K.LORA_R)
 
 
 def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
@@ -48,7 +48,7 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
             continue
         flag = flags.get(name)
         if flag is not None:
-            coerced = coerce("per_device_train_batch_size", flag.value.value)
+            coerced = coerce(K.PER_DEVICE_TRAIN_BATCH_SIZE, flag.value.value)
             return as_flag(flag.value, f"--{name}", value=coerced.value)
         return item.default
     return None
@@ -74,7 +74,7 @@ def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> S
         return keyword.setting
     value = source.value
     if keyword.negated:
-        truth = coerce("bf16", value).value
+        truth = coerce(K.BF16, value).value
         value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
     # The keyword's value comes from the parsed argument: the argument's origin is where to edit.
     return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name,
@@ -123,7 +123,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             candidates.add(target, replace(_keyword_setting(keyword, argparse_values), kind=SourceKind.CODE_KEYWORD))
         if callee == "get_peft_model":
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
-            candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
+            candidates.add(K.LORA, Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                            keyword.setting.origin, note="get_peft_model"))
 
 
@@ -161,7 +161,7 @@ def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candi
         known = _ENGINE_DTYPES.get(str(value).strip().lower())
         unknown = Unknown(f"`{value}` is not a precision a DeepSpeed config builder is known to take")
         flags = known if known is not None else (unknown, unknown)
-    for name, on in zip(("bf16", "fp16"), flags):
+    for name, on in zip((K.BF16, K.FP16), flags):
         candidates.add(name, replace(setting, value=on))
 
 
@@ -190,9 +190,9 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     """An override under `if args.flag:`: it applies when the flag is on (off when negated), never
     when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
     gate = _argument_value(facts, flags, argparse_values, override.when)
-    truth = coerce("bf16", gate.value).value if gate is not None else None
+    truth = coerce(K.BF16, gate.value).value if gate is not None else None
     if gate is not None and not isinstance(truth, bool):
-        count = coerce("lora_r", gate.value).value  # `if args.lora_dim > 0:` gated on a number
+        count = coerce(K.LORA_R, gate.value).value  # `if args.lora_dim > 0:` gated on a number
         truth = count != 0 if isinstance(count, int) else truth
     if not isinstance(truth, bool):
         return setting

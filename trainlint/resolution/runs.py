@@ -22,7 +22,7 @@ from trainlint.core import (
     Unknown,
     file_kind,
 )
-from trainlint.knobs import HF_BOOL_FIELDS, knob_for
+from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution import frameworks
@@ -38,8 +38,8 @@ from trainlint.resolution.world import world_size
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
            "recipe_run"]
 
-_TRAINING_FLAG_KNOBS = {"per_device_train_batch_size", "gradient_accumulation_steps", "deepspeed",
-                        "gradient_checkpointing", "max_seq_length", "global_batch_size"}
+_TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.DEEPSPEED,
+                        K.GRADIENT_CHECKPOINTING, K.MAX_SEQ_LENGTH, K.GLOBAL_BATCH_SIZE}
 _DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
                           Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
 _RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
@@ -138,20 +138,20 @@ def _world(build: JobBuild, dirs: Sequence[Path]) -> None:
     size = world_size(launch, sbatch)
     if launch.launcher == Launcher.ACCELERATE:
         accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs)
-        if size is None and "world_size" not in build.candidates.by_knob:
+        if size is None and K.WORLD_SIZE not in build.candidates.by_knob:
             size = Setting(Unknown("accelerate uses its default config for the process count"), SourceKind.DERIVED)
     if size is not None:
-        build.candidates.add("world_size", size)
+        build.candidates.add(K.WORLD_SIZE, size)
     for name in ("nnodes", "num_nodes"):
         nodes = option_value(launch.launcher_args, name)
         if nodes is not None:
-            build.candidates.add("num_nodes", replace(nodes, kind=SourceKind.LAUNCHER_FLAG))
+            build.candidates.add(K.NUM_NODES, replace(nodes, kind=SourceKind.LAUNCHER_FLAG))
 
 
 def _environment(build: JobBuild) -> None:
     alloc = build.launch.env.get("PYTORCH_CUDA_ALLOC_CONF")
     if alloc is not None:
-        build.candidates.add("alloc_conf", replace(alloc, kind=SourceKind.ENVIRONMENT))
+        build.candidates.add(K.ALLOC_CONF, replace(alloc, kind=SourceKind.ENVIRONMENT))
 
 
 # ---------------------------------------------------------------- recipes
@@ -219,8 +219,8 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
         if name is not None:
             build.candidates.add(name, setting)
     deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs)
-    if "world_size" not in build.candidates.by_knob:
-        build.candidates.add("world_size", Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
+    if K.WORLD_SIZE not in build.candidates.by_knob:
+        build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     HF_TRAINER.defaults(written, build.candidates)
     owner.defaults(written, build.candidates)
 
@@ -249,7 +249,7 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
     code_settings(facts, {}, build.candidates)
     dirs = workspace.search_dirs(script, None)
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs)
-    build.candidates.add("world_size", Setting(Unknown("the script was named without its launcher"),
+    build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the script was named without its launcher"),
                                                SourceKind.DERIVED))
     if facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
@@ -269,7 +269,7 @@ def _eval_dataset(facts: Optional[EntryFacts],
     eval_dataset, eval_where = (None, None)
     if facts is not None:
         eval_dataset, eval_where = eval_dataset_fact(facts)
-    eval_data = settings.get("eval_data")
+    eval_data = settings.get(K.EVAL_DATA)
     written = eval_data is not None and eval_data.kind != SourceKind.FRAMEWORK_DEFAULT
     if written and eval_data.value not in _EMPTY_VALUES:
         eval_dataset = True if eval_dataset is not False or not facts else eval_dataset

@@ -5,7 +5,7 @@ from dataclasses import replace
 from typing import Dict, Mapping, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
-from trainlint.knobs import coerce
+from trainlint.knobs import K, coerce
 from trainlint.readers.facts import Launch
 from trainlint.resolution.flags import option_value
 
@@ -13,7 +13,7 @@ from trainlint.resolution.flags import option_value
 def _as_int(setting: Optional[Setting]) -> Optional[int]:
     if setting is None:
         return None
-    value = coerce("world_size", setting.value).value
+    value = coerce(K.WORLD_SIZE, setting.value).value
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
