@@ -18,11 +18,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from trainlint.core import Finding, Origin, Related, Setting, TrainingRun
-from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, Scan, discover
+from trainlint.core import FileKind, Finding, Origin, Related, Setting, SourceKind, TrainingRun, file_kind, suffixes_of
+from trainlint.resolution import Scan, discover
 
 # Files a changed-files scan names explicitly when the folder walk would not pick them up.
-EXPLICIT_SUFFIXES = SHELL_SUFFIXES | YAML_SUFFIXES | {".py", ".json"}
+EXPLICIT_SUFFIXES = suffixes_of(FileKind.SHELL, FileKind.YAML, FileKind.PYTHON, FileKind.JSON)
 CONFIG_NAMES = {"pyproject.toml", "trainlint.toml", ".trainlint.toml"}
 
 
@@ -144,7 +144,7 @@ def without_phantom_entries(found: Scan, named: Sequence[Path]) -> Scan:
     """The scan without the jobs of entry scripts named only because they changed, when a
     launcher in the scan already runs them: a changed `train.py` re-checks the launchers that
     run it, it is not a job of its own."""
-    explicit = {real(path) for path in named if Path(path).suffix.lower() == ".py"}
+    explicit = {real(path) for path in named if file_kind(path) == FileKind.PYTHON}
     entries = {real(path) for run in found.runs for path in ([run.entry] if run.entry else [])
                if real(run.path) not in explicit}
     phantom = {run.id for run in found.runs if real(run.path) in explicit and real(run.path) in entries}
@@ -228,13 +228,19 @@ def _changed_setting(run: TrainingRun, finding: Finding,
 def _depends_on(finding: Finding, knob: str, setting: Setting) -> bool:
     """A finding depends on a setting it names, and a memory verdict (a size in GiB) on every
     setting: each one enters the estimate."""
-    names = {knob, setting.note.lstrip("-"), setting.note.rsplit(".", 1)[-1]} - {""}
-    return "GiB" in finding.message or any(name in finding.message for name in names)
+    return "GiB" in finding.message or any(name in finding.message for name in _names(knob, setting))
+
+
+def _names(knob: str, setting: Setting) -> Set[str]:
+    """The knob and the spellings a message may use for what wrote it: `bf16` for `--bf16`, `stage` and
+    `zero_optimization.stage` for that key."""
+    spelling = setting.written_as or ""
+    return {knob, spelling.lstrip("-"), spelling.rsplit(".", 1)[-1]} - {""}
 
 
 def _key_name(knob: str, setting: Setting) -> str:
     """The key as the file writes it (`zero_optimization.stage`), else the knob."""
-    return setting.note if setting.note and setting.kind.value == "config file" else knob
+    return setting.written_as if setting.written_as and setting.kind == SourceKind.CONFIG_FILE else knob
 
 
 def anchor_on_changes(findings: Sequence[Finding], runs: Sequence[TrainingRun],

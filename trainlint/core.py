@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import PurePath
 from typing import Mapping, Optional, Tuple, Union
 
 
@@ -55,10 +56,30 @@ class SourceKind(str, Enum):
     ASSUMED = "assumed"
 
 
+class ReplacedBy(str, Enum):
+    """Who may replace a value a script only falls back to."""
+
+    ENVIRONMENT = "environment"  # `${GPUS:-8}`: the job's environment usually sets GPUS
+    CALLER_ARGUMENT = "caller argument"  # `${1:-8}`: the script's caller passes its own
+    SCRIPT_OPTION = "script option"  # set before an option loop (`case $1 in -m) MODEL=$2`) that may replace it
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A value the script uses only when `$variable` is not given otherwise."""
+
+    variable: str
+    replaced_by: ReplacedBy
+
+
 @dataclass(frozen=True)
 class Setting:
     """A value at its origin. `via` lists the settings it was computed from (nearest first),
-    e.g. the `$BATCH` token of a flag comes via the `16` of `BATCH=16`."""
+    e.g. the `$BATCH` token of a flag comes via the `16` of `BATCH=16`.
+
+    `note` is prose for people and is never parsed; what code needs to know travels in typed fields:
+    `written_as` is the spelling that wrote the value (`--bf16`, `zero_optimization.stage`, a keyword
+    or field name), `fallback` says the value is a script's fallback and who may replace it."""
 
     value: Value
     kind: SourceKind
@@ -66,6 +87,13 @@ class Setting:
     text: str = ""
     via: Tuple["Setting", ...] = ()
     note: str = ""
+    written_as: Optional[str] = None
+    fallback: Optional[Fallback] = None
+
+    @property
+    def written_as_flag(self) -> bool:
+        """Written as a command-line option (`--bf16`), not read from one by code (`bf16=args.bf16`)."""
+        return self.written_as is not None and self.written_as.startswith("--")
 
     def head(self) -> "Setting":
         """The first place the value was written (the end of the provenance chain)."""
@@ -80,6 +108,71 @@ class Setting:
         for upstream in self.via:
             out.extend(upstream.chain())
         return tuple(out)
+
+
+class FileKind(str, Enum):
+    """How a file's text is read, as its name says (`file_kind`)."""
+
+    SHELL = "shell"
+    PYTHON = "python"
+    JSON = "json"  # DeepSpeed configs, accelerate configs written in JSON
+    YAML = "yaml"  # recipes (LLaMA-Factory, axolotl), accelerate configs
+    TOML = "toml"  # pyproject.toml pins
+
+
+# The one suffix table. Shell: bash scripts and the batch-system files that are bash scripts too
+# (`.slurm`, `.sbatch`). Not `.zsh`: the shell reader parses bash, and zsh expands words differently
+# (no splitting of unquoted `$ARGS`), so a folder is not searched for them; a script named explicitly is
+# read as a shell script whatever its suffix. A file without a suffix is a shell script (`scripts/train`),
+# but folders are not searched for such files either: most of them (LICENSE, Makefile) are not scripts.
+_SUFFIX_KINDS = {
+    ".sh": FileKind.SHELL, ".bash": FileKind.SHELL, ".slurm": FileKind.SHELL, ".sbatch": FileKind.SHELL,
+    "": FileKind.SHELL,
+    ".py": FileKind.PYTHON, ".pyi": FileKind.PYTHON,
+    ".json": FileKind.JSON,
+    ".yaml": FileKind.YAML, ".yml": FileKind.YAML,
+    ".toml": FileKind.TOML,
+}
+
+
+def file_kind(path: Union[str, PurePath]) -> Optional[FileKind]:
+    """The kind of file a path names by its suffix (any case), None for a suffix trainlint has no reader for."""
+    return _SUFFIX_KINDS.get(PurePath(path).suffix.lower())
+
+
+def suffixes_of(*kinds: FileKind) -> frozenset:
+    """The suffixes (with their dot) that name files of `kinds`, without the empty one."""
+    return frozenset(suffix for suffix, kind in _SUFFIX_KINDS.items() if suffix and kind in kinds)
+
+
+# What a folder is searched for: launchers and recipes (Python and JSON files are read when one refers to them).
+DISCOVERED_SUFFIXES = suffixes_of(FileKind.SHELL, FileKind.YAML)
+
+
+class Launcher(str, Enum):
+    """What starts the training processes (a recipe's framework command included). String-valued so the
+    JSON output and comparisons with plain strings keep working."""
+
+    DEEPSPEED = "deepspeed"
+    TORCHRUN = "torchrun"
+    TORCH_DISTRIBUTED_LAUNCH = "torch.distributed.launch"
+    TORCH_DISTRIBUTED_RUN = "torch.distributed.run"
+    ACCELERATE = "accelerate"
+    LLAMAFACTORY_CLI = "llamafactory-cli"
+    AXOLOTL = "axolotl"
+    PYTHON = "python"
+
+    def __str__(self) -> str:  # f-strings print the name as written (Python 3.11 would print Launcher.X)
+        return self.value
+
+
+class ModelSource(str, Enum):
+    """Where a model's dimensions come from (`ModelSpec.resolved_by` in trainlint.memory.catalog, which
+    still carries these values as plain strings)."""
+
+    CATALOG = "catalog"
+    CONFIG_JSON = "config.json"
+    NAME_SIZE = "name size"  # read from a size in the name (`-7b`): a typical shape, not the model's own
 
 
 class Severity(str, Enum):

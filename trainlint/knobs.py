@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Dict, Optional, Tuple
 
 from trainlint.core import Unknown, Value
@@ -10,6 +11,78 @@ from trainlint.core import Unknown, Value
 # Namespaces a name is written in. "args" covers CLI flags, HF argument dataclass fields,
 # TrainingArguments(...) keywords and LLaMA-Factory YAML keys, which all share HF's names.
 ARGS, DEEPSPEED, AXOLOTL, ACCELERATE = "args", "deepspeed", "axolotl", "accelerate"
+
+
+class K(str, Enum):
+    """Every canonical knob name as a symbol: a typo is an AttributeError, not a knob that is never set.
+    String-valued (and printed as the name) so settings keyed by plain names, the JSON output and every
+    comparison with a string keep working. A test keeps it equal to the names in KNOBS."""
+
+    PER_DEVICE_TRAIN_BATCH_SIZE = "per_device_train_batch_size"
+    PER_DEVICE_EVAL_BATCH_SIZE = "per_device_eval_batch_size"
+    GRADIENT_ACCUMULATION_STEPS = "gradient_accumulation_steps"
+    GLOBAL_BATCH_SIZE = "global_batch_size"
+    WORLD_SIZE = "world_size"
+    NUM_NODES = "num_nodes"
+    GRADIENT_CHECKPOINTING = "gradient_checkpointing"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    TF32 = "tf32"
+    MIXED_PRECISION = "mixed_precision"
+    EVAL_STRATEGY = "eval_strategy"
+    EVAL_STEPS = "eval_steps"
+    LOGGING_STEPS = "logging_steps"
+    MAX_STEPS = "max_steps"
+    NUM_TRAIN_EPOCHS = "num_train_epochs"
+    MAX_SEQ_LENGTH = "max_seq_length"
+    ZERO_STAGE = "zero_stage"
+    OFFLOAD_OPTIMIZER = "offload_optimizer"
+    OFFLOAD_PARAM = "offload_param"
+    OFFLOAD = "offload"
+    DS_MICRO_BATCH = "ds_micro_batch"
+    DS_GRADIENT_ACCUMULATION_STEPS = "ds_gradient_accumulation_steps"
+    DS_TRAIN_BATCH_SIZE = "ds_train_batch_size"
+    DS_BF16 = "ds_bf16"
+    DS_FP16 = "ds_fp16"
+    DEEPSPEED = "deepspeed"
+    FSDP = "fsdp"
+    DISTRIBUTED_TYPE = "distributed_type"
+    FSDP_SHARDING_STRATEGY = "fsdp_sharding_strategy"
+    FSDP_RESHARD_AFTER_FORWARD = "fsdp_reshard_after_forward"
+    FSDP_OFFLOAD_PARAMS = "fsdp_offload_params"
+    FSDP_VERSION = "fsdp_version"
+    LORA = "lora"
+    FINETUNING_TYPE = "finetuning_type"
+    ADAPTER = "adapter"
+    LORA_R = "lora_r"
+    BITS = "bits"
+    LOAD_IN_4BIT = "load_in_4bit"
+    LOAD_IN_8BIT = "load_in_8bit"
+    MODEL_NAME_OR_PATH = "model_name_or_path"
+    MODEL_TYPE = "model_type"
+    VISION_TOWER = "vision_tower"
+    IMAGE_TILES = "image_tiles"
+    IMAGE_ASPECT_RATIO = "image_aspect_ratio"
+    TUNE_VISION = "tune_vision"
+    FREEZE_VISION_TOWER = "freeze_vision_tower"
+    TUNE_MM_MLP_ADAPTER = "tune_mm_mlp_adapter"
+    FREEZE_BACKBONE = "freeze_backbone"
+    AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
+    USE_GALORE = "use_galore"
+    USE_APOLLO = "use_apollo"
+    USE_BADAM = "use_badam"
+    PREDICTION_LOSS_ONLY = "prediction_loss_only"
+    EVAL_ACCUMULATION_STEPS = "eval_accumulation_steps"
+    ATTN_IMPLEMENTATION = "attn_implementation"
+    FLASH_ATTENTION = "flash_attention"
+    PURE_BF16 = "pure_bf16"
+    OPTIM = "optim"
+    TORCH_DTYPE = "torch_dtype"
+    ALLOC_CONF = "alloc_conf"
+    EVAL_DATA = "eval_data"
+
+    def __str__(self) -> str:  # f-strings print the name (Python 3.11 would print K.NAME)
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -26,7 +99,7 @@ class Knob:
 
 KNOBS: Tuple[Knob, ...] = (
     Knob(
-        "per_device_train_batch_size",
+        K.PER_DEVICE_TRAIN_BATCH_SIZE,
         int,
         "per-device train micro-batch",
         {
@@ -42,7 +115,7 @@ KNOBS: Tuple[Knob, ...] = (
         8,
     ),
     Knob(
-        "per_device_eval_batch_size",
+        K.PER_DEVICE_EVAL_BATCH_SIZE,
         int,
         "per-device eval batch",
         {
@@ -52,7 +125,7 @@ KNOBS: Tuple[Knob, ...] = (
         8,
     ),
     Knob(
-        "gradient_accumulation_steps",
+        K.GRADIENT_ACCUMULATION_STEPS,
         int,
         "gradient accumulation steps",
         {
@@ -63,15 +136,15 @@ KNOBS: Tuple[Knob, ...] = (
         1,
     ),
     Knob(
-        "global_batch_size",
+        K.GLOBAL_BATCH_SIZE,
         int,
         "global batch from which accumulation is derived",
         {ARGS: ("global-batch-size", "global_batch_size")},
     ),
-    Knob("world_size", int, "number of training processes (GPUs)", {ACCELERATE: ("num_processes",)}),
-    Knob("num_nodes", int, "number of nodes", {ACCELERATE: ("num_machines",)}),
+    Knob(K.WORLD_SIZE, int, "number of training processes (GPUs)", {ACCELERATE: ("num_processes",)}),
+    Knob(K.NUM_NODES, int, "number of nodes", {ACCELERATE: ("num_machines",)}),
     Knob(
-        "gradient_checkpointing",
+        K.GRADIENT_CHECKPOINTING,
         bool,
         "activation (gradient) checkpointing",
         {
@@ -81,17 +154,17 @@ KNOBS: Tuple[Knob, ...] = (
         False,
         aliases=(("offload", True), ("offload_disk", True), ("unsloth", True)),
     ),
-    Knob("bf16", bool, "bf16 mixed precision", {ARGS: ("bf16",), AXOLOTL: ("bf16",)}, False),
-    Knob("fp16", bool, "fp16 mixed precision", {ARGS: ("fp16",), AXOLOTL: ("fp16",)}, False),
-    Knob("tf32", bool, "TF32 matmuls", {ARGS: ("tf32",), AXOLOTL: ("tf32",)}),
-    Knob("mixed_precision", str, "accelerate mixed precision", {ACCELERATE: ("mixed_precision",)}),
-    Knob("eval_strategy", str, "when evaluation runs", {ARGS: ("eval_strategy", "evaluation_strategy")}, "no"),
-    Knob("eval_steps", float, "steps between evaluations", {ARGS: ("eval_steps",), AXOLOTL: ("eval_steps",)}),
-    Knob("logging_steps", float, "steps between logs", {ARGS: ("logging_steps",), AXOLOTL: ("logging_steps",)}, 500),
-    Knob("max_steps", int, "total optimizer steps", {ARGS: ("max_steps",), AXOLOTL: ("max_steps",)}, -1),
-    Knob("num_train_epochs", float, "epochs", {ARGS: ("num_train_epochs",), AXOLOTL: ("num_epochs",)}, 3.0),
+    Knob(K.BF16, bool, "bf16 mixed precision", {ARGS: ("bf16",), AXOLOTL: ("bf16",)}, False),
+    Knob(K.FP16, bool, "fp16 mixed precision", {ARGS: ("fp16",), AXOLOTL: ("fp16",)}, False),
+    Knob(K.TF32, bool, "TF32 matmuls", {ARGS: ("tf32",), AXOLOTL: ("tf32",)}),
+    Knob(K.MIXED_PRECISION, str, "accelerate mixed precision", {ACCELERATE: ("mixed_precision",)}),
+    Knob(K.EVAL_STRATEGY, str, "when evaluation runs", {ARGS: ("eval_strategy", "evaluation_strategy")}, "no"),
+    Knob(K.EVAL_STEPS, float, "steps between evaluations", {ARGS: ("eval_steps",), AXOLOTL: ("eval_steps",)}),
+    Knob(K.LOGGING_STEPS, float, "steps between logs", {ARGS: ("logging_steps",), AXOLOTL: ("logging_steps",)}, 500),
+    Knob(K.MAX_STEPS, int, "total optimizer steps", {ARGS: ("max_steps",), AXOLOTL: ("max_steps",)}, -1),
+    Knob(K.NUM_TRAIN_EPOCHS, float, "epochs", {ARGS: ("num_train_epochs",), AXOLOTL: ("num_epochs",)}, 3.0),
     Knob(
-        "max_seq_length",
+        K.MAX_SEQ_LENGTH,
         int,
         "maximum sequence length in tokens",
         {
@@ -109,14 +182,14 @@ KNOBS: Tuple[Knob, ...] = (
         },
     ),
     Knob(
-        "zero_stage",
+        K.ZERO_STAGE,
         int,
         "DeepSpeed ZeRO stage",
         {DEEPSPEED: ("zero_optimization.stage",), ACCELERATE: ("deepspeed_config.zero_stage",)},
         0,
     ),
     Knob(
-        "offload_optimizer",
+        K.OFFLOAD_OPTIMIZER,
         str,
         "ZeRO optimizer offload device",
         {
@@ -126,7 +199,7 @@ KNOBS: Tuple[Knob, ...] = (
         "none",
     ),
     Knob(
-        "offload_param",
+        K.OFFLOAD_PARAM,
         str,
         "ZeRO parameter offload device",
         {
@@ -137,40 +210,40 @@ KNOBS: Tuple[Knob, ...] = (
     ),
     # DeepSpeed-Chat-style `--offload`: the config builder puts optimizer states and parameters on the
     # CPU. Set only when the entry script hands the switch to a config builder deepspeed.initialize gets.
-    Knob("offload", bool, "ZeRO offload switch of a DeepSpeed config built in code", {}),
+    Knob(K.OFFLOAD, bool, "ZeRO offload switch of a DeepSpeed config built in code", {}),
     Knob(
-        "ds_micro_batch",
+        K.DS_MICRO_BATCH,
         int,
         "DeepSpeed train_micro_batch_size_per_gpu",
         {DEEPSPEED: ("train_micro_batch_size_per_gpu",)},
     ),
     Knob(
-        "ds_gradient_accumulation_steps",
+        K.DS_GRADIENT_ACCUMULATION_STEPS,
         int,
         "DeepSpeed gradient_accumulation_steps",
         {DEEPSPEED: ("gradient_accumulation_steps",)},
     ),
-    Knob("ds_train_batch_size", int, "DeepSpeed train_batch_size", {DEEPSPEED: ("train_batch_size",)}),
-    Knob("ds_bf16", bool, "DeepSpeed bf16.enabled", {DEEPSPEED: ("bf16.enabled", "bfloat16.enabled")}),
-    Knob("ds_fp16", bool, "DeepSpeed fp16.enabled", {DEEPSPEED: ("fp16.enabled",)}),
+    Knob(K.DS_TRAIN_BATCH_SIZE, int, "DeepSpeed train_batch_size", {DEEPSPEED: ("train_batch_size",)}),
+    Knob(K.DS_BF16, bool, "DeepSpeed bf16.enabled", {DEEPSPEED: ("bf16.enabled", "bfloat16.enabled")}),
+    Knob(K.DS_FP16, bool, "DeepSpeed fp16.enabled", {DEEPSPEED: ("fp16.enabled",)}),
     # `--deepspeed_config` is the path flag deepspeed.add_config_arguments adds (its `--deepspeed` is a switch).
-    Knob("deepspeed", str, "DeepSpeed config path",
+    Knob(K.DEEPSPEED, str, "DeepSpeed config path",
          {ARGS: ("deepspeed", "deepspeed_config"), AXOLOTL: ("deepspeed",)}),
     # FSDP shards like ZeRO: the resolution derives zero_stage and offload from these.
     Knob(
-        "fsdp",
+        K.FSDP,
         str,
         "HF/axolotl FSDP options (`full_shard auto_wrap`, `shard_grad_op offload`)",
         {ARGS: ("fsdp",), AXOLOTL: ("fsdp",)},
     ),
     Knob(
-        "distributed_type",
+        K.DISTRIBUTED_TYPE,
         str,
         "accelerate distributed backend (FSDP, DEEPSPEED, MULTI_GPU)",
         {ACCELERATE: ("distributed_type",)},
     ),
     Knob(
-        "fsdp_sharding_strategy",
+        K.FSDP_SHARDING_STRATEGY,
         str,
         "FSDP sharding strategy (FULL_SHARD, SHARD_GRAD_OP, ... or 1-5)",
         {
@@ -179,7 +252,7 @@ KNOBS: Tuple[Knob, ...] = (
         },
     ),
     Knob(
-        "fsdp_reshard_after_forward",
+        K.FSDP_RESHARD_AFTER_FORWARD,
         str,
         "FSDP2: free gathered weights after forward (full sharding)",
         {
@@ -188,7 +261,7 @@ KNOBS: Tuple[Knob, ...] = (
         },
     ),
     Knob(
-        "fsdp_offload_params",
+        K.FSDP_OFFLOAD_PARAMS,
         bool,
         "FSDP parameter (and optimizer) offload to CPU",
         {
@@ -197,30 +270,30 @@ KNOBS: Tuple[Knob, ...] = (
         },
     ),
     Knob(
-        "fsdp_version",
+        K.FSDP_VERSION,
         int,
         "FSDP version (1 or 2)",
         {ACCELERATE: ("fsdp_config.fsdp_version",), AXOLOTL: ("fsdp_version", "fsdp_config.fsdp_version")},
     ),
     Knob(
-        "lora",
+        K.LORA,
         bool,
         "LoRA adapters instead of full fine-tuning",
         {ARGS: ("lora_enable", "use_lora", "lora"), AXOLOTL: ()},
     ),
     Knob(
-        "finetuning_type",
+        K.FINETUNING_TYPE,
         str,
         "how the model is trained: full, freeze, lora",
         {ARGS: ("finetuning_type", "language_training_method", "training_method")},
     ),
-    Knob("adapter", str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
-    Knob("lora_r", int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",)}),
-    Knob("bits", int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
-    Knob("load_in_4bit", bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
-    Knob("load_in_8bit", bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),
+    Knob(K.ADAPTER, str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
+    Knob(K.LORA_R, int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",)}),
+    Knob(K.BITS, int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
+    Knob(K.LOAD_IN_4BIT, bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
+    Knob(K.LOAD_IN_8BIT, bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),
     Knob(
-        "model_name_or_path",
+        K.MODEL_NAME_OR_PATH,
         str,
         "base model",
         {
@@ -237,58 +310,58 @@ KNOBS: Tuple[Knob, ...] = (
             AXOLOTL: ("base_model",),
         },
     ),
-    Knob("model_type", str, "model family an entry script selects its classes by", {ARGS: ("model_type",)}),
-    Knob("vision_tower", str, "vision encoder", {ARGS: ("vision_tower", "image_tower", "vision_model")}),
+    Knob(K.MODEL_TYPE, str, "model family an entry script selects its classes by", {ARGS: ("model_type",)}),
+    Knob(K.VISION_TOWER, str, "vision encoder", {ARGS: ("vision_tower", "image_tower", "vision_model")}),
     Knob(
-        "image_tiles",
+        K.IMAGE_TILES,
         int,
         "maximum image slices/crops per sample",
         {ARGS: ("max_slice_nums", "hd_num", "max_dynamic_patch", "max_num_tiles", "image_crops")},
     ),
-    Knob("image_aspect_ratio", str, "image preprocessing mode", {ARGS: ("image_aspect_ratio",)}),
+    Knob(K.IMAGE_ASPECT_RATIO, str, "image preprocessing mode", {ARGS: ("image_aspect_ratio",)}),
     Knob(
-        "tune_vision",
+        K.TUNE_VISION,
         bool,
         "vision encoder is trained",
         {ARGS: ("tune_vision", "unfreeze_vision_tower", "tune_vision_tower")},
     ),
-    Knob("freeze_vision_tower", bool, "vision encoder is frozen", {ARGS: ("freeze_vision_tower", "fix_vit")}),
-    Knob("tune_mm_mlp_adapter", bool, "only the multimodal projector trains", {ARGS: ("tune_mm_mlp_adapter",)}),
-    Knob("freeze_backbone", bool, "the language model is frozen", {ARGS: ("freeze_backbone",)}),
+    Knob(K.FREEZE_VISION_TOWER, bool, "vision encoder is frozen", {ARGS: ("freeze_vision_tower", "fix_vit")}),
+    Knob(K.TUNE_MM_MLP_ADAPTER, bool, "only the multimodal projector trains", {ARGS: ("tune_mm_mlp_adapter",)}),
+    Knob(K.FREEZE_BACKBONE, bool, "the language model is frozen", {ARGS: ("freeze_backbone",)}),
     Knob(
-        "auto_find_batch_size",
+        K.AUTO_FIND_BATCH_SIZE,
         bool,
         "the trainer halves the batch after an out-of-memory error",
         {ARGS: ("auto_find_batch_size",)},
         False,
     ),
-    Knob("use_galore", bool, "GaLore low-rank optimizer states", {ARGS: ("use_galore",)}),
-    Knob("use_apollo", bool, "APOLLO optimizer", {ARGS: ("use_apollo",)}),
-    Knob("use_badam", bool, "BAdam block-wise optimizer", {ARGS: ("use_badam",)}),
-    Knob("prediction_loss_only", bool, "evaluation keeps only the loss", {ARGS: ("prediction_loss_only",)}, False),
+    Knob(K.USE_GALORE, bool, "GaLore low-rank optimizer states", {ARGS: ("use_galore",)}),
+    Knob(K.USE_APOLLO, bool, "APOLLO optimizer", {ARGS: ("use_apollo",)}),
+    Knob(K.USE_BADAM, bool, "BAdam block-wise optimizer", {ARGS: ("use_badam",)}),
+    Knob(K.PREDICTION_LOSS_ONLY, bool, "evaluation keeps only the loss", {ARGS: ("prediction_loss_only",)}, False),
     Knob(
-        "eval_accumulation_steps",
+        K.EVAL_ACCUMULATION_STEPS,
         int,
         "eval steps before moving predictions to CPU",
         {ARGS: ("eval_accumulation_steps",)},
     ),
-    Knob("attn_implementation", str, "attention kernel", {ARGS: ("attn_implementation",), AXOLOTL: ()}),
+    Knob(K.ATTN_IMPLEMENTATION, str, "attention kernel", {ARGS: ("attn_implementation",), AXOLOTL: ()}),
     # A switch in most scripts (`--flash_attn True`), a choice in LLaMA-Factory (`flash_attn: fa2`,
     # `sdpa`, `disabled`, `auto`): kept as written; the resolution tells attn_implementation from it.
     Knob(
-        "flash_attention",
+        K.FLASH_ATTENTION,
         str,
         "flash attention (a switch, or the kernel's name)",
         {AXOLOTL: ("flash_attention",), ARGS: ("flash_attn", "use_flash_attn")},
     ),
     Knob(
-        "pure_bf16", bool, "LLaMA-Factory: weights, gradients and optimizer states all in bf16", {ARGS: ("pure_bf16",)}
+        K.PURE_BF16, bool, "LLaMA-Factory: weights, gradients and optimizer states all in bf16", {ARGS: ("pure_bf16",)}
     ),
-    Knob("optim", str, "optimizer", {ARGS: ("optim",), AXOLOTL: ("optimizer",)}, "adamw_torch"),
-    Knob("torch_dtype", str, "dtype weights are loaded in", {ARGS: ("torch_dtype",)}),
-    Knob("alloc_conf", str, "PYTORCH_CUDA_ALLOC_CONF", {}),
+    Knob(K.OPTIM, str, "optimizer", {ARGS: ("optim",), AXOLOTL: ("optimizer",)}, "adamw_torch"),
+    Knob(K.TORCH_DTYPE, str, "dtype weights are loaded in", {ARGS: ("torch_dtype",)}),
+    Knob(K.ALLOC_CONF, str, "PYTORCH_CUDA_ALLOC_CONF", {}),
     Knob(
-        "eval_data",
+        K.EVAL_DATA,
         str,
         "evaluation data (a path or a split)",
         {

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from trainlint.core import Setting, SourceKind, TrainingRun, Unknown
+from trainlint.knobs import K
 from trainlint.resolution.evaluation import EvalVerdict, evaluation_runs  # noqa: F401 (shared)
 
 
@@ -18,8 +19,8 @@ class EvalInterval:
 def eval_interval(run: TrainingRun) -> EvalInterval:
     """How many optimizer steps pass between evaluations under the "steps" strategy.
     HF evaluates every `logging_steps` when `eval_steps` is unset; a value below 1 is a ratio."""
-    eval_steps = run.setting("eval_steps")
-    source = eval_steps if eval_steps is not None and eval_steps.value is not None else run.setting("logging_steps")
+    eval_steps = run.setting(K.EVAL_STEPS)
+    source = eval_steps if eval_steps is not None and eval_steps.value is not None else run.setting(K.LOGGING_STEPS)
     if source is None:
         return EvalInterval(None, None, "eval_steps is not set")
     value = source.value
@@ -27,7 +28,7 @@ def eval_interval(run: TrainingRun) -> EvalInterval:
     if isinstance(value, Unknown) or value is None or isinstance(value, bool):
         return EvalInterval(None, source, f"{name} is not known")
     if 0 < value < 1:
-        total = run.known("max_steps")
+        total = run.known(K.MAX_STEPS)
         if isinstance(total, int) and total > 0:
             return EvalInterval(max(1, int(total * value)), source, f"{name} = {value} of {total} steps")
         return EvalInterval(None, source, f"{name} = {value} of an unknown number of steps")
@@ -51,10 +52,10 @@ def is_user_set(setting: Optional[Setting]) -> bool:
 
 def precision(run: TrainingRun) -> Tuple[Optional[bool], Optional[bool]]:
     """(bf16 on, fp16 on) as the job runs: the trainer's flags, or DeepSpeed's when it pins them."""
-    bf16 = known_bool(run, "bf16")
-    fp16 = known_bool(run, "fp16")
-    ds_bf16 = run.known("ds_bf16")
-    ds_fp16 = run.known("ds_fp16")
+    bf16 = known_bool(run, K.BF16)
+    fp16 = known_bool(run, K.FP16)
+    ds_bf16 = run.known(K.DS_BF16)
+    ds_fp16 = run.known(K.DS_FP16)
     if ds_bf16 is True:
         bf16 = True
     if ds_fp16 is True:

@@ -2,12 +2,12 @@
 the training step need, and how a verdict names the GPU."""
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks.base import CheckContext
-from trainlint.core import Severity, TrainingRun, Unknown, Value
+from trainlint.core import Fallback, ModelSource, ReplacedBy, Severity, TrainingRun, Unknown, Value
+from trainlint.knobs import K
 from trainlint.memory import (
     MODEL_STATE_TERMS,
     Gpu,
@@ -28,7 +28,7 @@ _TRAINING_STEP = {"eval_strategy": "no"}
 
 
 # Training methods whose optimizer states or trainable share the memory model does not know.
-UNMODELLED_OPTIMIZERS = ("use_galore", "use_apollo", "use_badam")
+UNMODELLED_OPTIMIZERS = (K.USE_GALORE, K.USE_APOLLO, K.USE_BADAM)
 
 
 def unmodelled_training(run: TrainingRun) -> Optional[str]:
@@ -37,7 +37,7 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
     for knob in UNMODELLED_OPTIMIZERS:
         if run.known(knob) is True:
             return knob
-    if run.known("finetuning_type") == "freeze":
+    if run.known(K.FINETUNING_TYPE) == "freeze":
         return "finetuning_type freeze"
     degree = run.known("model_parallel_degree")
     if isinstance(degree, int) and degree > 1:
@@ -48,22 +48,22 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
 def states_grounded(run: TrainingRun) -> bool:
     """Model states need the model and how ZeRO shards them: the stage and, when it shards, the
     world size. An unreadable stage (`--deepspeed $DS_CONFIG`) may well be ZeRO-3."""
-    stage = run.value("zero_stage")
+    stage = run.value(K.ZERO_STAGE)
     if isinstance(stage, Unknown) or unmodelled_training(run):
         return False
     sharded = stage not in (0, None)
     model = resolve_model(run)
     # Dimensions guessed from `14b` in a checkpoint's name may belong to another kind of model
     # altogether (a contrastive encoder, a mixture of experts): `estimate` shows them, rules do not.
-    known_model = model is not None and model.resolved_by != "name size"
-    return known_model and not (sharded and known_int(run, "world_size") is None)
+    known_model = model is not None and model.resolved_by != ModelSource.NAME_SIZE
+    return known_model and not (sharded and known_int(run, K.WORLD_SIZE) is None)
 
 
 def grounded(run: TrainingRun) -> bool:
     """A memory verdict needs the model states (above), the micro-batch and the sequence length;
     without them any number would rest on guesses, and a guess must never become a finding."""
-    return (states_grounded(run) and known_int(run, "per_device_train_batch_size") is not None
-            and known_int(run, "max_seq_length") is not None)
+    return (states_grounded(run) and known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) is not None
+            and known_int(run, K.MAX_SEQ_LENGTH) is not None)
 
 
 def over_capacity(estimate: JobMemoryEstimate) -> bool:
@@ -104,22 +104,24 @@ def assumption_note(run: TrainingRun) -> str:
     (`${MLP_WORKER_GPU:-1}`, which the job's environment usually sets). Empty when the verdict
     rests on facts only."""
     notes = []
-    world = run.setting("world_size")
-    if run.known("zero_stage") in (0, None):
+    world = run.setting(K.WORLD_SIZE)
+    if run.known(K.ZERO_STAGE) in (0, None):
         world = None  # without sharding every GPU holds the same: the world size changes nothing
     for upstream in (world.chain() if world is not None else ()):
-        if upstream.note.startswith("default of "):
-            notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.note)}")
+        if upstream.fallback is not None:
+            notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.fallback)}")
             break
     return "".join(f", with {note}" for note in notes)
 
 
-def _who_may_replace(note: str) -> str:
-    """The fallback of `$1` or of an option the script parses is replaced by its caller's arguments,
-    that of any other variable by the environment."""
-    if "option of the script" in note or re.match(r"default of \$\d", note):
-        return "" if "(" in note else " (the script's caller may pass another)"
-    return " (the environment may set it)"
+def _who_may_replace(fallback: Fallback) -> str:
+    """The fallback of `$1` or of an option the script parses is replaced by its caller's arguments
+    (the note of an option's fallback says so itself), that of any other variable by the environment."""
+    return {
+        ReplacedBy.SCRIPT_OPTION: "",
+        ReplacedBy.CALLER_ARGUMENT: " (the script's caller may pass another)",
+        ReplacedBy.ENVIRONMENT: " (the environment may set it)",
+    }[fallback.replaced_by]
 
 
 def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) -> Severity:

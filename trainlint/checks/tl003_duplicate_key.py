@@ -2,11 +2,10 @@ from __future__ import annotations
 
 from trainlint.checks._examples import job
 from trainlint.checks.base import Example, Rule
-from trainlint.core import Diagnostic, DiagnosticKind, Severity
+from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Severity, file_kind
 
 _DUPLICATED = '{\n  "zero_optimization": {"stage": 3},\n  "zero_optimization": {"stage": 2}\n}\n'
 _SINGLE = '{\n  "zero_optimization": {"stage": 2}\n}\n'
-_YAML_SUFFIXES = (".yaml", ".yml")
 
 
 class DuplicateKey(Rule):
@@ -46,4 +45,4 @@ class DuplicateKey(Rule):
 
     def diagnostic_severity(self, diagnostic: Diagnostic) -> Severity:
         path = diagnostic.origin.path if diagnostic.origin else diagnostic.path
-        return Severity.WARNING if path.lower().endswith(_YAML_SUFFIXES) else Severity.ERROR
+        return Severity.WARNING if file_kind(path) == FileKind.YAML else Severity.ERROR

@@ -17,6 +17,7 @@ from trainlint.checks._memory import (
 )
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+from trainlint.knobs import K
 from trainlint.memory import split_keeping_product
 
 _FLAGS = """
@@ -103,11 +104,11 @@ class PerDeviceBatchTooLarge(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        batch = known_int(run, "per_device_train_batch_size")
+        batch = known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE)
         if batch is None or batch < 2 or not grounded(run):
             # A micro-batch of 1 has nothing to lower: TL106 and TL108 say what else is too large.
             return
-        if run.known("auto_find_batch_size") is True:
+        if run.known(K.AUTO_FIND_BATCH_SIZE) is True:
             return  # the trainer halves the batch itself after an out-of-memory error
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or states_exceed_gpu(current):
@@ -132,10 +133,10 @@ class PerDeviceBatchTooLarge(Rule):
             # Only batches of the longest samples overflow: a risk of the data, not a certainty.
             severity = Severity.WARNING
         related: List[Related] = []
-        accum_setting = run.setting("gradient_accumulation_steps")
+        accum_setting = run.setting(K.GRADIENT_ACCUMULATION_STEPS)
         if accum_setting is not None and accum_setting.origin is not None:
             related.append(Related(accum_setting.origin, "gradient accumulation is set here"))
-        yield self.finding(run, message, severity=severity, at=run.setting("per_device_train_batch_size"),
+        yield self.finding(run, message, severity=severity, at=run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE),
                            related=related,
                            fix=self._fix(run, ctx, batch, fits_at))
 

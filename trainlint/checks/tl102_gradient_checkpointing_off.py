@@ -7,6 +7,7 @@ from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 
 _FLAGS = """
 --deepspeed zero2.json
@@ -56,7 +57,7 @@ class GradientCheckpointingOff(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if known_bool(run, "gradient_checkpointing") is not False or not grounded(run):
+        if known_bool(run, K.GRADIENT_CHECKPOINTING) is not False or not grounded(run):
             return
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or current.largest_term != "activations":
@@ -66,5 +67,5 @@ class GradientCheckpointingOff(Rule):
                    f"{current.peak_gib:.1f} GiB per GPU on {on_gpu(ctx, current)}; with checkpointing the "
                    f"estimate is {with_checkpointing.peak_gib:.1f} GiB")
         fix = Fix(Applicability.SAFE, "turn gradient checkpointing on",
-                  (KnobChange("gradient_checkpointing", False, True),))
-        yield self.finding(run, message, at=run.setting("gradient_checkpointing"), fix=fix)
+                  (KnobChange(K.GRADIENT_CHECKPOINTING, False, True),))
+        yield self.finding(run, message, at=run.setting(K.GRADIENT_CHECKPOINTING), fix=fix)

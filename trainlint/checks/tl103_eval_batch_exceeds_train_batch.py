@@ -6,6 +6,7 @@ from trainlint.checks._conditions import evaluation_runs, is_user_set, known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+from trainlint.knobs import K
 
 _FLAGS = """
 --per_device_train_batch_size 4
@@ -54,21 +55,21 @@ class EvalBatchExceedsTrainBatch(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        train = known_int(run, "per_device_train_batch_size")
-        evaluation = known_int(run, "per_device_eval_batch_size")
+        train = known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE)
+        evaluation = known_int(run, K.PER_DEVICE_EVAL_BATCH_SIZE)
         if train is None or evaluation is None or evaluation <= train or run.facts.eval_uses_train_batch:
             return
-        if not is_user_set(run.setting("per_device_eval_batch_size")):
+        if not is_user_set(run.setting(K.PER_DEVICE_EVAL_BATCH_SIZE)):
             return  # HF's default of 8 was never chosen against this train batch; no evidence of a risk
         verdict = evaluation_runs(run)
         if verdict.runs is not True:
             return
         related = []
-        train_setting = run.setting("per_device_train_batch_size")
+        train_setting = run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE)
         if train_setting is not None and train_setting.origin is not None:
             related.append(Related(train_setting.origin, f"the train batch is {train} here"))
         message = (f"per_device_eval_batch_size {evaluation} is larger than the train batch {train} and evaluation "
                    f"runs ({verdict.reason}): each evaluation can peak above training")
         fix = Fix(Applicability.SAFE, f"evaluate with the train batch ({train})",
-                  (KnobChange("per_device_eval_batch_size", evaluation, train),))
-        yield self.finding(run, message, at=run.setting("per_device_eval_batch_size"), related=related, fix=fix)
+                  (KnobChange(K.PER_DEVICE_EVAL_BATCH_SIZE, evaluation, train),))
+        yield self.finding(run, message, at=run.setting(K.PER_DEVICE_EVAL_BATCH_SIZE), related=related, fix=fix)

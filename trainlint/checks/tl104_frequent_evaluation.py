@@ -6,6 +6,7 @@ from trainlint.checks._conditions import eval_interval, evaluation_runs, known_i
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 
 # When the run length is unknown: below this many steps between evaluations, evaluation is a
 # regular part of the step pattern, and the fix proposes the rarer interval.
@@ -68,12 +69,12 @@ class FrequentEvaluation(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if run.known("eval_strategy") != "steps" or evaluation_runs(run).runs is not True:
+        if run.known(K.EVAL_STRATEGY) != "steps" or evaluation_runs(run).runs is not True:
             return
         interval = eval_interval(run)
         if interval.steps is None or interval.steps < 1:
             return
-        total = known_int(run, "max_steps")
+        total = known_int(run, K.MAX_STEPS)
         if total is not None and total > 0:
             count = total // interval.steps
             if count <= MANY_EVALUATIONS:
@@ -87,5 +88,5 @@ class FrequentEvaluation(Rule):
         message = (f"evaluation runs every {interval.steps} steps{how_often}: {interval.description}; "
                    f"each evaluation is a new memory peak on top of training")
         fix = Fix(Applicability.UNSAFE, f"evaluate every {new_steps} steps",
-                  (KnobChange("eval_steps", interval.steps, new_steps),))
+                  (KnobChange(K.EVAL_STEPS, interval.steps, new_steps),))
         yield self.finding(run, message, at=interval.setting, fix=fix)

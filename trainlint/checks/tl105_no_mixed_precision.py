@@ -6,6 +6,7 @@ from trainlint.checks._conditions import precision
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 from trainlint.memory import resolve_model
 
 # Below this size fp32 training is a deliberate and affordable choice.
@@ -54,16 +55,16 @@ class NoMixedPrecision(Rule):
         bf16, fp16 = precision(run)
         if bf16 is not False or fp16 is not False:
             return
-        if run.known("mixed_precision") in ("bf16", "fp16", "fp8"):
+        if run.known(K.MIXED_PRECISION) in ("bf16", "fp16", "fp8"):
             return
-        dtype = run.known("torch_dtype")
-        if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known("load_in_4bit") or run.known("load_in_8bit"):
+        dtype = run.known(K.TORCH_DTYPE)
+        if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known(K.LOAD_IN_4BIT) or run.known(K.LOAD_IN_8BIT):
             return
         model = resolve_model(run)
         if model is None or model.params < LARGE_MODEL_PARAMS or model.half_by_default:
             return
-        knob = "bf16" if ctx.gpu.bf16 else "fp16"
+        knob = K.BF16 if ctx.gpu.bf16 else K.FP16
         message = (f"{model.hf_repo or model.key} ({model.params / 1e9:.1f}B parameters) trains in fp32: "
                    f"neither bf16 nor fp16 is on, so weights, gradients and activations take twice the memory")
         fix = Fix(Applicability.UNSAFE, f"train in {knob} mixed precision", (KnobChange(knob, False, True),))
-        yield self.finding(run, message, at=run.setting("bf16"), fix=fix)
+        yield self.finding(run, message, at=run.setting(K.BF16), fix=fix)

@@ -14,6 +14,7 @@ from trainlint.checks._memory import (
 )
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+from trainlint.knobs import K
 
 _SEQUENCE_TERMS = ("activations", "logits", "vision")
 
@@ -79,4 +80,4 @@ class LongSequenceRisk(Rule):
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting("max_seq_length"), fix=fix)
+                           at=run.setting(K.MAX_SEQ_LENGTH), fix=fix)

@@ -6,6 +6,7 @@ from trainlint.checks._conditions import evaluation_runs, known_bool, known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 from trainlint.memory import resolve_model
 
 ACCUMULATION_PROPOSED = 4
@@ -60,10 +61,10 @@ class EvalAccumulatesPredictions(Rule):
             return
         if run.facts.reduces_logits:
             return  # preprocess_logits_for_metrics keeps only what the metric needs (argmax ids)
-        if run.value("eval_accumulation_steps") is not None or known_bool(run, "prediction_loss_only"):
+        if run.value(K.EVAL_ACCUMULATION_STEPS) is not None or known_bool(run, K.PREDICTION_LOSS_ONLY):
             return
-        batch = known_int(run, "per_device_eval_batch_size")
-        length = known_int(run, "max_seq_length")
+        batch = known_int(run, K.PER_DEVICE_EVAL_BATCH_SIZE)
+        length = known_int(run, K.MAX_SEQ_LENGTH)
         model = resolve_model(run)
         size = ""
         if batch and length and model is not None and model.vocab:
@@ -72,5 +73,5 @@ class EvalAccumulatesPredictions(Rule):
         message = (f"compute_metrics is set and eval_accumulation_steps is not: every eval batch's logits stay on "
                    f"the GPU until the eval set ends{size}")
         fix = Fix(Applicability.SAFE, f"move predictions to the CPU every {ACCUMULATION_PROPOSED} eval steps",
-                  (KnobChange("eval_accumulation_steps", None, ACCUMULATION_PROPOSED),))
-        yield self.finding(run, message, at=run.setting("eval_strategy"), fix=fix)
+                  (KnobChange(K.EVAL_ACCUMULATION_STEPS, None, ACCUMULATION_PROPOSED),))
+        yield self.finding(run, message, at=run.setting(K.EVAL_STRATEGY), fix=fix)

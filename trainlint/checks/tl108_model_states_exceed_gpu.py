@@ -16,7 +16,8 @@ from trainlint.checks._memory import (
     verdict_severity,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun, Unknown
+from trainlint.core import Applicability, Finding, Fix, ModelSource, Severity, TrainingRun, Unknown
+from trainlint.knobs import K
 from trainlint.memory import resolve_model
 from trainlint.memory.size_from_name import StatedSize, stated_size
 
@@ -24,14 +25,14 @@ from trainlint.memory.size_from_name import StatedSize, stated_size
 def _size_only_from_name(run: TrainingRun) -> Optional[StatedSize]:
     """The size the model's name states, when that is all trainlint knows of the model and the ZeRO
     stage (and world size, when it shards) are known: enough for a lower bound of the model states."""
-    stage = run.value("zero_stage")
+    stage = run.value(K.ZERO_STAGE)
     if isinstance(stage, Unknown) or unmodelled_training(run):
         return None
-    if stage not in (0, None) and known_int(run, "world_size") is None:
+    if stage not in (0, None) and known_int(run, K.WORLD_SIZE) is None:
         return None
     model = resolve_model(run)
-    name = run.known("model_name_or_path")
-    if model is None or model.resolved_by != "name size" or not isinstance(name, str):
+    name = run.known(K.MODEL_NAME_OR_PATH)
+    if model is None or model.resolved_by != ModelSource.NAME_SIZE or not isinstance(name, str):
         return None
     return stated_size(name)
 
@@ -87,14 +88,14 @@ class ModelStatesExceedGpu(Rule):
         if not states_exceed_gpu(current):
             return
         parts = ", ".join(f"{term} {current.breakdown.get(term, 0.0):.1f}" for term in MODEL_STATE_TERMS)
-        stage = run.known("zero_stage")
+        stage = run.known(K.ZERO_STAGE)
         sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
         message = (f"model states need {model_states_gib(current):.1f} GiB per GPU ({parts} GiB) {sharding} on "
                    f"{on_gpu(ctx, current)}{assumption_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting("model_name_or_path"), fix=fix)
+                           at=run.setting(K.MODEL_NAME_OR_PATH), fix=fix)
 
     def _check_size_from_name(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         stated = _size_only_from_name(run)
@@ -105,7 +106,7 @@ class ModelStatesExceedGpu(Rule):
         least = model_states_gib(current) * stated.lowest_plausible_params_b / stated.params_b
         if least <= current.capacity_gib:
             return
-        stage = run.known("zero_stage")
+        stage = run.known(K.ZERO_STAGE)
         sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
         message = (f"model states need at least {least:.1f} GiB per GPU {sharding} on {on_gpu(ctx, current)}"
                    f"{assumption_note(run)}: the size {stated.text} was read from the model's name, and even "
@@ -114,4 +115,4 @@ class ModelStatesExceedGpu(Rule):
         fix = Fix(Applicability.DISPLAY_ONLY,
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting("model_name_or_path"), fix=fix)
+                           at=run.setting(K.MODEL_NAME_OR_PATH), fix=fix)

@@ -6,6 +6,7 @@ from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import grounded, on_gpu, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun, Unknown
+from trainlint.knobs import K
 from trainlint.memory import resolve_model, resolve_vision
 
 # Between these shares of the GPU, whether a job fits depends on how the allocator's blocks fragment.
@@ -66,7 +67,7 @@ class AllocatorFragmentation(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        alloc = run.value("alloc_conf")
+        alloc = run.value(K.ALLOC_CONF)
         if isinstance(alloc, Unknown):
             return  # set from somewhere trainlint cannot read; it may well hold the setting
         if isinstance(alloc, str) and "expandable_segments:true" in alloc.lower().replace(" ", ""):
@@ -86,7 +87,7 @@ class AllocatorFragmentation(Rule):
 
 def _multimodal(run: TrainingRun) -> bool:
     """Images in the batch: a vision tower or tiles are set, or the model has a tower built in."""
-    if run.known("vision_tower") or run.known("image_tiles"):
+    if run.known(K.VISION_TOWER) or run.known(K.IMAGE_TILES):
         return True
     model = resolve_model(run)
     return model is not None and resolve_vision(run, model) is not None

@@ -7,6 +7,7 @@ from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 
 # Image tokens are what fills the GPU when they are this share of the sequence or more.
 IMAGE_SHARE_THAT_MATTERS = 0.4
@@ -58,8 +59,8 @@ class ImageTilingMultiplier(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        tiles = known_int(run, "image_tiles")
-        if tiles is None or tiles < 2 or not is_user_set(run.setting("image_tiles")) or not grounded(run):
+        tiles = known_int(run, K.IMAGE_TILES)
+        if tiles is None or tiles < 2 or not is_user_set(run.setting(K.IMAGE_TILES)) or not grounded(run):
             return
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current):
@@ -78,7 +79,7 @@ class ImageTilingMultiplier(Rule):
                    f"{fewer} tiles fit")
         fix = Fix(Applicability.UNSAFE, f"slice images into at most {fewer} tiles",
                   (KnobChange("image_tiles", tiles, fewer),))
-        yield self.finding(run, message, at=run.setting("image_tiles"), fix=fix)
+        yield self.finding(run, message, at=run.setting(K.IMAGE_TILES), fix=fix)
 
     @staticmethod
     def _fitting_tiles(run: TrainingRun, ctx: CheckContext, tiles: int) -> Optional[int]:

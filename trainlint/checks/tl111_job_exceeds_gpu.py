@@ -18,6 +18,7 @@ from trainlint.checks.tl106_long_sequence_risk import LongSequenceRisk
 from trainlint.checks.tl108_model_states_exceed_gpu import ModelStatesExceedGpu
 from trainlint.checks.tl110_image_tiling_multiplier import ImageTilingMultiplier
 from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+from trainlint.knobs import K
 from trainlint.memory import JobMemoryEstimate, suggestions
 
 # The rules that name the one setting to change; this rule speaks only when none of them does.
@@ -100,7 +101,7 @@ class JobExceedsGpu(Rule):
         message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
         fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting("per_device_train_batch_size") or run.setting("model_name_or_path"),
+                           at=run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE) or run.setting(K.MODEL_NAME_OR_PATH),
                            fix=fix)
 
     @staticmethod

@@ -6,6 +6,7 @@ from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 from trainlint.memory.plans import launcher_gpu_count
 
 
@@ -85,10 +86,10 @@ class LauncherGpuCountMismatch(Rule):
         message = (f"the launcher states {stated.count} GPUs, the machine has {ctx.num_gpus} (--num-gpus): "
                    f"{consequence}; changing the count alone changes the global batch "
                    f"(`trainlint estimate --num-gpus {ctx.num_gpus}` shows the port plan)")
-        changes = [KnobChange("world_size", stated.count, ctx.num_gpus)]
-        accumulation = known_int(run, "gradient_accumulation_steps")
+        changes = [KnobChange(K.WORLD_SIZE, stated.count, ctx.num_gpus)]
+        accumulation = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
         if accumulation is not None and (accumulation * stated.count) % ctx.num_gpus == 0:
-            changes.append(KnobChange("gradient_accumulation_steps", accumulation,
+            changes.append(KnobChange(K.GRADIENT_ACCUMULATION_STEPS, accumulation,
                                       accumulation * stated.count // ctx.num_gpus))
         fix = Fix(Applicability.SAFE, f"set the GPU count to {ctx.num_gpus} and scale gradient accumulation to keep "
                                       f"the global batch", tuple(changes))

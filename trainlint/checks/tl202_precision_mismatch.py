@@ -6,11 +6,12 @@ from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+from trainlint.knobs import K
 
 _FP16_ON = '{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}\n'
 _AUTO = '{"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}\n'
 # (DeepSpeed precision knob, the trainer's flag it must agree with)
-_PAIRS = (("ds_bf16", "bf16"), ("ds_fp16", "fp16"))
+_PAIRS = ((K.DS_BF16, K.BF16), (K.DS_FP16, K.FP16))
 
 
 class PrecisionMismatch(Rule):
@@ -47,13 +48,13 @@ class PrecisionMismatch(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        bf16, fp16 = known_bool(run, "bf16"), known_bool(run, "fp16")
+        bf16, fp16 = known_bool(run, K.BF16), known_bool(run, K.FP16)
         if bf16 and fp16:
             yield self.finding(run, "both bf16 and fp16 are on; the trainer refuses to start",
-                               at=run.setting("fp16"),
-                               related=_related(run, "bf16"),
+                               at=run.setting(K.FP16),
+                               related=_related(run, K.BF16),
                                fix=Fix(Applicability.UNSAFE, "keep bf16, turn fp16 off",
-                                       (KnobChange("fp16", True, False),)))
+                                       (KnobChange(K.FP16, True, False),)))
             return
         problems: List[str] = []
         changes: List[KnobChange] = []

@@ -6,6 +6,7 @@ from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.knobs import K
 
 
 class Bf16UnsupportedGpu(Rule):
@@ -44,12 +45,12 @@ class Bf16UnsupportedGpu(Rule):
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if ctx.gpu_assumed or ctx.gpu.bf16:
             return
-        trainer_bf16 = known_bool(run, "bf16")
-        ds_bf16 = known_bool(run, "ds_bf16")
+        trainer_bf16 = known_bool(run, K.BF16)
+        ds_bf16 = known_bool(run, K.DS_BF16)
         if not trainer_bf16 and not ds_bf16:
             return
-        knob = "bf16" if trainer_bf16 else "ds_bf16"
-        changes = (KnobChange(knob, True, False), KnobChange("fp16" if knob == "bf16" else "ds_fp16", False, True))
+        knob = K.BF16 if trainer_bf16 else K.DS_BF16
+        changes = (KnobChange(knob, True, False), KnobChange(K.FP16 if knob == K.BF16 else K.DS_FP16, False, True))
         message = f"bf16 is on but {ctx.gpu.name} has no bf16 support; use fp16"
         yield self.finding(run, message, at=run.setting(knob),
                            fix=Fix(Applicability.UNSAFE, "train in fp16 instead of bf16", changes))

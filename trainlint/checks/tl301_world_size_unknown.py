@@ -5,6 +5,7 @@ from typing import Iterable
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Finding, Severity, TrainingRun, Unknown
+from trainlint.knobs import K
 
 
 class WorldSizeUnknown(Rule):
@@ -47,7 +48,7 @@ class WorldSizeUnknown(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        world = run.setting("world_size")
+        world = run.setting(K.WORLD_SIZE)
         # A world size from --num-gpus / num-gpus is the user's answer: nothing left to say.
         if world is None or not isinstance(world.value, Unknown):
             return

@@ -226,7 +226,7 @@ class _Collector:
             text = self.source.data[node.start_byte:end].decode("utf-8", errors="replace")
             value = _number_value(text) if node.type == "number" else _scalar_value(self.source, node)
             self.values[path] = Setting(value, SourceKind.CONFIG_FILE, self.source.origin(node.start_byte, end),
-                                        text, note=path)
+                                        text, note=path, written_as=path)
 
     def _report_duplicate(self, key_node, path: str) -> None:
         origin = node_origin(self.source, key_node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
-from trainlint.core import Diagnostic, Origin, Setting, Value
+from trainlint.core import Diagnostic, Launcher, Origin, Setting, Value
 
 
 # ---------------------------------------------------------------- shell
@@ -19,8 +19,7 @@ class Launch:
     of that word inside the assignment's string.
     """
 
-    # deepspeed | torchrun | torch.distributed.launch | torch.distributed.run | accelerate | python | llamafactory-cli
-    launcher: str
+    launcher: Launcher
     origin: Origin  # the whole command
     launcher_args: Tuple[Setting, ...]  # words between the launcher and the entry point
     entry: Optional[Setting]  # the script path (or module name when entry_is_module)

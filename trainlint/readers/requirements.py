@@ -39,6 +39,6 @@ def read_pin(path: Union[str, Path], package: str) -> Optional[Setting]:
             column = text.find(version, match.start("req"))
             start = offset + len(text[:column].encode("utf-8"))
             return Setting(version, SourceKind.CONFIG_FILE, source.origin(start, start + len(version.encode())),
-                           version, note=f"{package} pin")
+                           version, note=f"{package} pin", written_as=package)
         offset += len(line) + 1
     return None

@@ -278,7 +278,8 @@ class _Collector:
             self._unread(node, f"more than {MAX_VALUES} values (anchors expanding?); the rest are not read")
             return
         self.values[path] = Setting(self._scalar_value(node), SourceKind.CONFIG_FILE,
-                                    self.positions.node_origin(node), self.positions.node_text(node), note=path)
+                                    self.positions.node_origin(node), self.positions.node_text(node), note=path,
+                                    written_as=path)
 
     def _scalar_value(self, node: ScalarNode) -> Value:
         try:

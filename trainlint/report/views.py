@@ -9,15 +9,16 @@ from rich.table import Table
 from rich.text import Text
 
 from trainlint.core import MemoryEstimate, Report, Setting, TrainingRun, Unknown
+from trainlint.knobs import K
 from trainlint.memory import find_gpu
 from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import format_value, relative_path, run_batch
 
 # The knobs a user reads first; the rest follow alphabetically.
-LEADING_KNOBS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
-                 "per_device_eval_batch_size", "eval_strategy", "eval_steps", "max_seq_length", "bf16", "fp16",
-                 "gradient_checkpointing", "zero_stage", "offload_optimizer", "offload_param", "model_name_or_path",
-                 "vision_tower", "deepspeed")
+LEADING_KNOBS = (K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE,
+                 K.PER_DEVICE_EVAL_BATCH_SIZE, K.EVAL_STRATEGY, K.EVAL_STEPS, K.MAX_SEQ_LENGTH, K.BF16, K.FP16,
+                 K.GRADIENT_CHECKPOINTING, K.ZERO_STAGE, K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM, K.MODEL_NAME_OR_PATH,
+                 K.VISION_TOWER, K.DEEPSPEED)
 
 
 # Output that is not a terminal is neither wrapped nor cut: as wide as its longest line needs.
@@ -143,7 +144,7 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
         if not getattr(estimate, "model", True):
             # A model known only by the size in its name still has an estimate (its assumptions say so).
             console.print(Text(f"{run.id}: no estimate: the model is not recognised "
-                               f"({run.value('model_name_or_path') or 'not set'}); a local path with a "
+                               f"({run.value(K.MODEL_NAME_OR_PATH) or 'not set'}); a local path with a "
                                f"config.json, or a known model name, gives one", style="yellow"))
             console.print()
             continue

@@ -11,15 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Sequence, Tuple
 
-from trainlint.core import Diagnostic, DiagnosticKind, TrainingRun
+from trainlint.core import (
+    DISCOVERED_SUFFIXES,
+    Diagnostic,
+    DiagnosticKind,
+    FileKind,
+    TrainingRun,
+    file_kind,
+    suffixes_of,
+)
 from trainlint.graph import SettingsGraph
 from trainlint.readers.facts import Flow
 from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
 
-SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch"}
-YAML_SUFFIXES = {".yaml", ".yml"}
+# Views of the one suffix table (trainlint.core.file_kind), for callers that list suffixes.
+SHELL_SUFFIXES = suffixes_of(FileKind.SHELL)
+YAML_SUFFIXES = suffixes_of(FileKind.YAML)
 SKIP_DIRS = {".git", ".hg", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "site-packages",
              "build", "dist", ".eggs"}
 RECIPE_KEYS = ("per_device_train_batch_size", "micro_batch_size", "gradient_accumulation_steps")
@@ -49,7 +58,7 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[P
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
                 for name in sorted(filenames):
                     candidate = Path(folder) / name
-                    if candidate.suffix.lower() in SHELL_SUFFIXES | YAML_SUFFIXES and not _excluded(candidate, exclude):
+                    if candidate.suffix.lower() in DISCOVERED_SUFFIXES and not _excluded(candidate, exclude):
                         found.append(candidate)
         else:
             found.append(path)
@@ -86,16 +95,16 @@ def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspac
     flows: List[Flow] = []
     for path in files:
         result.scanned.append(display_path(path))
-        suffix = path.suffix.lower()
-        if suffix == ".py":
+        kind = file_kind(path)
+        if kind == FileKind.PYTHON:
             python_candidates.append(path)
-        elif suffix in YAML_SUFFIXES:
+        elif kind == FileKind.YAML:
             if safe_resolve(path) in explicit or _is_recipe(workspace, path):
                 recipe_candidates.append(path)
             else:
                 # Not a recipe as far as it was read: say so when it was not read to the end.
                 result.diagnostics.extend(_unread_parts(workspace.config(path).diagnostics))
-        elif suffix == ".json":
+        elif kind == FileKind.JSON:
             config = workspace.config(path)
             result.diagnostics.extend(config.diagnostics)
         else:

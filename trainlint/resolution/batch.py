@@ -5,8 +5,9 @@ import math
 from typing import Optional, Tuple
 
 from trainlint.core import TrainingRun, Unknown, Value
+from trainlint.knobs import K
 
-BATCH_FACTORS = ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size")
+BATCH_FACTORS = (K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE)
 
 
 def _as_count(value: Value) -> Optional[int]:

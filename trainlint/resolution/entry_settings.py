@@ -6,11 +6,11 @@ from dataclasses import replace
 from typing import Dict, Mapping, Optional
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.knobs import coerce, knob_for
+from trainlint.knobs import K, coerce, knob_for
 from trainlint.readers.facts import Keyword
 from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.resolution.entry import EntryFacts
-from trainlint.resolution.flags import ParsedFlag
+from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -19,7 +19,7 @@ Flags = Mapping[str, ParsedFlag]
 # (InternLM-XComposer's data mix): the trainer's batch counts items, not samples.
 _DATA_BATCH_FIELDS = ("batch_size",)
 # Keywords of other calls (from_pretrained, LoraConfig) that pin a knob.
-_MODEL_KEYWORD_KNOBS = ("attn_implementation", "load_in_4bit", "load_in_8bit", "lora_r")
+_MODEL_KEYWORD_KNOBS = (K.ATTN_IMPLEMENTATION, K.LOAD_IN_4BIT, K.LOAD_IN_8BIT, K.LORA_R)
 
 
 def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
@@ -35,7 +35,7 @@ def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Can
         if target == "deepspeed" and flag.bare:
             continue  # a bare `--deepspeed` is DeepSpeed's switch (add_config_arguments): it names no config
         if target is not None:
-            candidates.add(target, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}"))
+            candidates.add(target, as_flag(flag.value, f"--{name}"))
 
 
 def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
@@ -48,8 +48,8 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
             continue
         flag = flags.get(name)
         if flag is not None:
-            coerced = coerce("per_device_train_batch_size", flag.value.value)
-            return replace(flag.value, value=coerced.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+            coerced = coerce(K.PER_DEVICE_TRAIN_BATCH_SIZE, flag.value.value)
+            return as_flag(flag.value, f"--{name}", value=coerced.value)
         return item.default
     return None
 
@@ -62,7 +62,7 @@ def _argparse_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
     for name, flag in flags.items():
         dest = facts.option_dest.get(name) or facts.option_dest.get(name.replace("-", "_"))
         if dest is not None:
-            values[dest] = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")
+            values[dest] = as_flag(flag.value, f"--{name}")
     return values
 
 
@@ -74,10 +74,11 @@ def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> S
         return keyword.setting
     value = source.value
     if keyword.negated:
-        truth = coerce("bf16", value).value
+        truth = coerce(K.BF16, value).value
         value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
     # The keyword's value comes from the parsed argument: the argument's origin is where to edit.
-    return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name)
+    return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name,
+                   written_as=keyword.name)
 
 
 def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
@@ -122,7 +123,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             candidates.add(target, replace(_keyword_setting(keyword, argparse_values), kind=SourceKind.CODE_KEYWORD))
         if callee == "get_peft_model":
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
-            candidates.add("lora", Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
+            candidates.add(K.LORA, Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                            keyword.setting.origin, note="get_peft_model"))
 
 
@@ -148,7 +149,8 @@ def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candi
     """A keyword of the config builder a trained `deepspeed.initialize(config=...)` gets: the ZeRO
     stage, the offload switch (optimizer and parameters on the CPU) or the precision."""
     # The value's origin is the parsed argument's (the flag to edit); the note names the code path.
-    setting = replace(_keyword_setting(keyword, argparse_values), note=keyword.setting.note)
+    setting = replace(_keyword_setting(keyword, argparse_values), note=keyword.setting.note,
+                      written_as=keyword.setting.written_as)
     if keyword.name != "dtype":
         candidates.add(keyword.name, setting)
         return
@@ -159,7 +161,7 @@ def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candi
         known = _ENGINE_DTYPES.get(str(value).strip().lower())
         unknown = Unknown(f"`{value}` is not a precision a DeepSpeed config builder is known to take")
         flags = known if known is not None else (unknown, unknown)
-    for name, on in zip(("bf16", "fp16"), flags):
+    for name, on in zip((K.BF16, K.FP16), flags):
         candidates.add(name, replace(setting, value=on))
 
 
@@ -176,7 +178,7 @@ def _argument_value(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     """The value the entry script's parsed argument `name` gets: a launcher flag, else its default."""
     flag = flags.get(name) or flags.get(name.replace("_", "-"))
     if flag is not None:
-        return replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{flag.name}")
+        return as_flag(flag.value, f"--{flag.name}")
     if name in argparse_values:
         return argparse_values[name]
     item = facts.fields.get(name)
@@ -188,9 +190,9 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     """An override under `if args.flag:`: it applies when the flag is on (off when negated), never
     when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
     gate = _argument_value(facts, flags, argparse_values, override.when)
-    truth = coerce("bf16", gate.value).value if gate is not None else None
+    truth = coerce(K.BF16, gate.value).value if gate is not None else None
     if gate is not None and not isinstance(truth, bool):
-        count = coerce("lora_r", gate.value).value  # `if args.lora_dim > 0:` gated on a number
+        count = coerce(K.LORA_R, gate.value).value  # `if args.lora_dim > 0:` gated on a number
         truth = count != 0 if isinstance(count, int) else truth
     if not isinstance(truth, bool):
         return setting

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from trainlint.core import TrainingRun, Unknown
+from trainlint.knobs import K
 
 
 @dataclass(frozen=True)
@@ -15,7 +16,7 @@ class EvalVerdict:
 
 def evaluation_runs(run: TrainingRun) -> EvalVerdict:
     """Evaluation only costs memory when it happens: a strategy other than "no" and an eval dataset."""
-    strategy = run.value("eval_strategy", "no")
+    strategy = run.value(K.EVAL_STRATEGY, "no")
     if isinstance(strategy, Unknown):
         return EvalVerdict(None, f"the eval strategy is {strategy}")
     if strategy in (None, "no", "none"):

@@ -75,7 +75,7 @@ def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tup
             bare_value = True if is_bool(name) or following is None or _is_option(following) else Unknown(
                 f"`--{name}` has no value")
             flags.append(ParsedFlag(name, Setting(bare_value, SourceKind.LAUNCHER_FLAG, word.origin, word.text,
-                                                  note=f"--{name}"), word, bare=True))
+                                                  note=f"--{name}", written_as=f"--{name}"), word, bare=True))
             index += 1
     return flags, positionals
 
@@ -113,3 +113,8 @@ def key_value(word: Setting) -> Optional[Tuple[str, Setting]]:
     if literal:
         origin = _suborigin(origin, len(key) + 1, text)
     return key, replace(word, value=raw, origin=origin, text=raw if literal else word.text)
+
+
+def as_flag(setting: Setting, spelling: str, **changes) -> Setting:
+    """`setting` as the launcher flag `spelling` (`--bf16`, or `cutoff_len` of `cutoff_len=1024`) passes it."""
+    return replace(setting, kind=SourceKind.LAUNCHER_FLAG, note=spelling, written_as=spelling, **changes)

@@ -23,7 +23,7 @@ def config_values(config: ConfigFile, namespace: str, candidates: Candidates) ->
         if name is not None and KNOB_TYPES.get(name) is str and key not in config.values:
             # `fsdp: [full_shard, auto_wrap]` means what the string `full_shard auto_wrap` means.
             joined = " ".join(str(item.value) for item in items)
-            candidates.add(name, replace(items[0], value=joined, via=tuple(items[1:]), note=key))
+            candidates.add(name, replace(items[0], value=joined, via=tuple(items[1:]), note=key, written_as=key))
 
 
 def _scalar_lists(config: ConfigFile) -> Dict[str, List[Setting]]:

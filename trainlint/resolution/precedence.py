@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from trainlint.core import Diagnostic, Setting, SourceKind
-from trainlint.knobs import coerce
+from trainlint.knobs import K, coerce
 
 # Higher wins. Code that rewrites a setting after parsing beats everything the user passed.
 PRECEDENCE = {
@@ -48,7 +48,7 @@ class Candidates:
         if coerced.error and setting.origin is not None:
             self.diagnostics.append(Diagnostic(
                 "invalid-value", f"{knob_name} is set to {coerced.error}", setting.origin.path, setting.origin))
-        if knob_name == "eval_strategy" and isinstance(coerced.value, str):
+        if knob_name == K.EVAL_STRATEGY and isinstance(coerced.value, str):
             coerced = replace(coerced, value=coerced.value.lower().replace("intervalstrategy.", ""))
         self.by_knob.setdefault(knob_name, []).append(replace(setting, value=coerced.value))
 

@@ -10,14 +10,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from trainlint.core import Diagnostic, Origin, RunFacts, Setting, SourceKind, TrainingRun, Unknown
-from trainlint.knobs import HF_BOOL_FIELDS, knob_for
+from trainlint.core import (
+    Diagnostic,
+    FileKind,
+    Launcher,
+    Origin,
+    RunFacts,
+    Setting,
+    SourceKind,
+    TrainingRun,
+    Unknown,
+    file_kind,
+)
+from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution import frameworks
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
 from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
-from trainlint.resolution.flags import key_value, last_by_name, option_value, parse_flags
+from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
@@ -27,9 +38,10 @@ from trainlint.resolution.world import world_size
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
            "recipe_run"]
 
-_TRAINING_FLAG_KNOBS = {"per_device_train_batch_size", "gradient_accumulation_steps", "deepspeed",
-                        "gradient_checkpointing", "max_seq_length", "global_batch_size"}
-_DISTRIBUTED_LAUNCHERS = ("deepspeed", "torchrun", "torch.distributed.run", "torch.distributed.launch", "accelerate")
+_TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.DEEPSPEED,
+                        K.GRADIENT_CHECKPOINTING, K.MAX_SEQ_LENGTH, K.GLOBAL_BATCH_SIZE}
+_DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
+                          Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
 _RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
 _EMPTY_VALUES = (None, "", 0, 0.0, "None", "none")
 
@@ -62,7 +74,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     shown_script = display_path(script_path)
     build.inputs.files.append(shown_script)
     entry_path = _resolve_entry(build, dirs)
-    if entry_path is not None and entry_path.suffix == ".py":
+    if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
         build.facts = collect(entry_path, workspace, dirs)
         # A script outside the scanned tree is not read (its refusal is reported): unknown, not present.
         build.entry_exists = True if workspace.allow_outside_reads or workspace.inside(entry_path) else None
@@ -72,7 +84,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     parsed, positionals = parse_flags(launch.script_args, is_bool)
     flags = last_by_name(parsed)
     build.flags = tuple((flag.name, flag.flag) for flag in parsed)
-    if launch.launcher == "llamafactory-cli" or (entry_path is not None and entry_path.suffix in (".yaml", ".yml")):
+    recipe_entry = entry_path is not None and file_kind(entry_path) == FileKind.YAML
+    if launch.launcher == Launcher.LLAMAFACTORY_CLI or recipe_entry:
         return _recipe_run(build, entry_path, flags, positionals, dirs)
     recipe = _recipe_argument(build, positionals, dirs) if entry_path is not None else None
     if recipe is not None:
@@ -121,25 +134,24 @@ def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
 def _world(build: JobBuild, dirs: Sequence[Path]) -> None:
     """The process count the launcher starts (with an accelerate config, what that config says)."""
     launch = build.launch
-    sbatch = build.workspace.shell(build.script_path).sbatch if build.script_path.suffix.lower() in (
-        ".sh", ".bash", ".slurm", ".sbatch", "") else {}
+    sbatch = build.workspace.shell(build.script_path).sbatch if file_kind(build.script_path) == FileKind.SHELL else {}
     size = world_size(launch, sbatch)
-    if launch.launcher == "accelerate":
+    if launch.launcher == Launcher.ACCELERATE:
         accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs)
-        if size is None and "world_size" not in build.candidates.by_knob:
+        if size is None and K.WORLD_SIZE not in build.candidates.by_knob:
             size = Setting(Unknown("accelerate uses its default config for the process count"), SourceKind.DERIVED)
     if size is not None:
-        build.candidates.add("world_size", size)
+        build.candidates.add(K.WORLD_SIZE, size)
     for name in ("nnodes", "num_nodes"):
         nodes = option_value(launch.launcher_args, name)
         if nodes is not None:
-            build.candidates.add("num_nodes", replace(nodes, kind=SourceKind.LAUNCHER_FLAG))
+            build.candidates.add(K.NUM_NODES, replace(nodes, kind=SourceKind.LAUNCHER_FLAG))
 
 
 def _environment(build: JobBuild) -> None:
     alloc = build.launch.env.get("PYTORCH_CUDA_ALLOC_CONF")
     if alloc is not None:
-        build.candidates.add("alloc_conf", replace(alloc, kind=SourceKind.ENVIRONMENT))
+        build.candidates.add(K.ALLOC_CONF, replace(alloc, kind=SourceKind.ENVIRONMENT))
 
 
 # ---------------------------------------------------------------- recipes
@@ -150,7 +162,7 @@ def _recipe_argument(build: JobBuild, positionals: Sequence, dirs: Sequence[Path
     if not positionals or not isinstance(positionals[0].value, str):
         return None
     written = positionals[0].value
-    if Path(written).suffix.lower() not in (".yaml", ".yml", ".json"):
+    if file_kind(written) not in (FileKind.YAML, FileKind.JSON):
         return None
     path = build.workspace.find(written, dirs)
     if path is None:
@@ -168,9 +180,9 @@ def _recipe_overrides(flags: Flags, positionals: Sequence) -> List[Tuple[str, Se
     for word in positionals:
         pair = key_value(word)
         if pair is not None:
-            found.append((pair[0], replace(pair[1], kind=SourceKind.LAUNCHER_FLAG, note=pair[0])))
+            found.append((pair[0], as_flag(pair[1], pair[0])))
     for name, flag in flags.items():
-        found.append((name, replace(flag.value, kind=SourceKind.LAUNCHER_FLAG, note=f"--{name}")))
+        found.append((name, as_flag(flag.value, f"--{name}")))
     return found
 
 
@@ -207,8 +219,8 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
         if name is not None:
             build.candidates.add(name, setting)
     deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs)
-    if "world_size" not in build.candidates.by_knob:
-        build.candidates.add("world_size", Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
+    if K.WORLD_SIZE not in build.candidates.by_knob:
+        build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     HF_TRAINER.defaults(written, build.candidates)
     owner.defaults(written, build.candidates)
 
@@ -231,13 +243,13 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
     facts = collect(script, workspace, workspace.search_dirs(script, None))
     if not facts.is_training:
         return None
-    launch = Launch("python", Origin(shown, 1, 1, 1, 1, 0, 0), (), Setting(shown, SourceKind.ASSUMED), False, ())
+    launch = Launch(Launcher.PYTHON, Origin(shown, 1, 1, 1, 1, 0, 0), (), Setting(shown, SourceKind.ASSUMED), False, ())
     build = JobBuild(launch, script, workspace, facts=facts, entry_shown=shown, entry_exists=True)
     build.inputs.files.extend(m.path for m in facts.modules)
     code_settings(facts, {}, build.candidates)
     dirs = workspace.search_dirs(script, None)
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs)
-    build.candidates.add("world_size", Setting(Unknown("the script was named without its launcher"),
+    build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the script was named without its launcher"),
                                                SourceKind.DERIVED))
     if facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
@@ -257,7 +269,7 @@ def _eval_dataset(facts: Optional[EntryFacts],
     eval_dataset, eval_where = (None, None)
     if facts is not None:
         eval_dataset, eval_where = eval_dataset_fact(facts)
-    eval_data = settings.get("eval_data")
+    eval_data = settings.get(K.EVAL_DATA)
     written = eval_data is not None and eval_data.kind != SourceKind.FRAMEWORK_DEFAULT
     if written and eval_data.value not in _EMPTY_VALUES:
         eval_dataset = True if eval_dataset is not False or not facts else eval_dataset

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.knobs import coerce
+from trainlint.knobs import K, coerce
 from trainlint.resolution.flags import option_value
 
 # Sharding strategy -> the ZeRO stage whose per-GPU states match it. Hybrid sharding shards within a
@@ -27,7 +27,7 @@ _STRATEGY_NUMBERS = {
     "4": "hybrid_shard",
     "5": "hybrid_shard_zero2",
 }
-_FSDP_DETAIL_KNOBS = ("fsdp_sharding_strategy", "fsdp_reshard_after_forward", "fsdp_offload_params")
+_FSDP_DETAIL_KNOBS = (K.FSDP_SHARDING_STRATEGY, K.FSDP_RESHARD_AFTER_FORWARD, K.FSDP_OFFLOAD_PARAMS)
 
 Winner = Callable[[str], Optional[Setting]]
 
@@ -63,16 +63,16 @@ def _fsdp_details(
 ) -> Tuple[Optional[str], Optional[bool], Tuple[Setting, ...]]:
     """The strategy and offload an accelerate/axolotl FSDP block gives (defaults: full sharding, no offload)."""
     sources = []
-    strategy_setting = _launcher_option(launcher_args, "fsdp_sharding_strategy") or winner("fsdp_sharding_strategy")
-    reshard = _launcher_option(launcher_args, "fsdp_reshard_after_forward") or winner("fsdp_reshard_after_forward")
-    offload = _launcher_option(launcher_args, "fsdp_offload_params") or winner("fsdp_offload_params")
+    strategy_setting = _launcher_option(launcher_args, "fsdp_sharding_strategy") or winner(K.FSDP_SHARDING_STRATEGY)
+    reshard = _launcher_option(launcher_args, "fsdp_reshard_after_forward") or winner(K.FSDP_RESHARD_AFTER_FORWARD)
+    offload = _launcher_option(launcher_args, "fsdp_offload_params") or winner(K.FSDP_OFFLOAD_PARAMS)
     strategy = None
     if strategy_setting is not None and _text(strategy_setting):
         strategy = _strategy_name(_text(strategy_setting))
         sources.append(strategy_setting)
     if strategy is None and reshard is not None:
         # FSDP2: resharding after forward is full sharding; keeping the weights gathered is ZeRO-2-like.
-        as_bool = coerce("fsdp_offload_params", reshard.value).value
+        as_bool = coerce(K.FSDP_OFFLOAD_PARAMS, reshard.value).value
         if isinstance(as_bool, bool):
             strategy = "full_shard" if as_bool else "shard_grad_op"
         else:
@@ -80,7 +80,7 @@ def _fsdp_details(
         sources.append(reshard)
     offloaded = None
     if offload is not None:
-        value = coerce("fsdp_offload_params", offload.value).value
+        value = coerce(K.FSDP_OFFLOAD_PARAMS, offload.value).value
         offloaded = value if isinstance(value, bool) else None
         sources.append(offload)
     return strategy or "full_shard", offloaded, tuple(sources)
@@ -90,13 +90,13 @@ def fsdp_sharding(
     winner: Winner, launcher_args: Sequence[Setting] = ()
 ) -> Optional[Tuple[str, bool, Tuple[Setting, ...]]]:
     """(strategy, offload, the settings that say so) when the job runs under FSDP, else None."""
-    words = winner("fsdp")
+    words = winner(K.FSDP)
     parsed = _from_option_words(words) if words is not None else None
     if parsed is not None:
         strategy, offload = parsed
         _, detail_offload, sources = _fsdp_details(winner, launcher_args)
         return strategy, bool(offload or detail_offload), (words, *sources)
-    backend = winner("distributed_type")
+    backend = winner(K.DISTRIBUTED_TYPE)
     use_flag = _launcher_option(launcher_args, "use_fsdp")
     on = (backend is not None and _text(backend) is not None and _text(backend).upper() == "FSDP") or (
         use_flag is not None and use_flag.value is True
@@ -107,16 +107,16 @@ def fsdp_sharding(
         for name in _FSDP_DETAIL_KNOBS
         if winner(name) is not None and winner(name).kind != SourceKind.FRAMEWORK_DEFAULT
     ]
-    if not on and not (details_written and winner("fsdp_version") is not None):
+    if not on and not (details_written and winner(K.FSDP_VERSION) is not None):
         return None
     strategy, offload, sources = _fsdp_details(winner, launcher_args)
-    head = tuple(s for s in (backend, use_flag, winner("fsdp_version")) if s is not None)
+    head = tuple(s for s in (backend, use_flag, winner(K.FSDP_VERSION)) if s is not None)
     return strategy, bool(offload), head + sources
 
 
 def derive_fsdp(winner: Winner, add: Callable[[str, Setting], None], launcher_args: Sequence[Setting] = ()) -> None:
     """Adds zero_stage/offload settings derived from FSDP, unless a DeepSpeed config decides them."""
-    deepspeed = winner("deepspeed")
+    deepspeed = winner(K.DEEPSPEED)
     if deepspeed is not None and (isinstance(deepspeed.value, Unknown) or deepspeed.value not in (None, "")):
         return
     found = fsdp_sharding(winner, launcher_args)
@@ -127,5 +127,5 @@ def derive_fsdp(winner: Winner, add: Callable[[str, Setting], None], launcher_ar
     note = f"FSDP {strategy} shards like ZeRO-{stage}"
     add("zero_stage", Setting(stage, SourceKind.DERIVED, None, note=note, via=sources))
     if offload:
-        for knob in ("offload_param", "offload_optimizer"):
+        for knob in (K.OFFLOAD_PARAM, K.OFFLOAD_OPTIMIZER):
             add(knob, Setting("cpu", SourceKind.DERIVED, None, note=f"FSDP {strategy} with CPU offload", via=sources))

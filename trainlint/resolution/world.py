@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, Mapping, Optional, Sequence
 
-from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.knobs import coerce
+from trainlint.core import Launcher, Setting, SourceKind, Unknown
+from trainlint.knobs import K, coerce
 from trainlint.readers.facts import Launch
 from trainlint.resolution.flags import option_value
 
@@ -13,7 +13,7 @@ from trainlint.resolution.flags import option_value
 def _as_int(setting: Optional[Setting]) -> Optional[int]:
     if setting is None:
         return None
-    value = coerce("world_size", setting.value).value
+    value = coerce(K.WORLD_SIZE, setting.value).value
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -176,21 +176,24 @@ def _llamafactory(env: Mapping[str, Setting]) -> Setting:
     return _unknown("`llamafactory-cli train` runs on every visible GPU")
 
 
+_TORCH_LAUNCHERS = (Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN, Launcher.TORCH_DISTRIBUTED_LAUNCH)
+
+
 def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None) -> Optional[Setting]:
     """The total process count, Unknown with a reason, or None when a config file decides (accelerate).
     `sbatch` holds the `#SBATCH` options of the launching script (an `srun` inherits them)."""
-    if launch.launcher == "python" and launch.wrapper == "srun":
+    if launch.launcher == Launcher.PYTHON and launch.wrapper == "srun":
         return _srun(launch.wrapper_args, sbatch or {})
-    if launch.launcher == "python" and launch.wrapper in ("mpirun", "mpiexec"):
+    if launch.launcher == Launcher.PYTHON and launch.wrapper in ("mpirun", "mpiexec"):
         return _mpirun(launch.wrapper_args)
-    if launch.launcher == "deepspeed":
+    if launch.launcher == Launcher.DEEPSPEED:
         return _deepspeed(launch.launcher_args, launch.env)
-    if launch.launcher in ("torchrun", "torch.distributed.run", "torch.distributed.launch"):
+    if launch.launcher in _TORCH_LAUNCHERS:
         return _torchrun(launch.launcher_args, launch.env)
-    if launch.launcher == "accelerate":
+    if launch.launcher == Launcher.ACCELERATE:
         return _accelerate(launch.launcher_args)
-    if launch.launcher == "python":
+    if launch.launcher == Launcher.PYTHON:
         return _derived(1, "a plain `python` launch is one process")
-    if launch.launcher == "llamafactory-cli":
+    if launch.launcher == Launcher.LLAMAFACTORY_CLI:
         return _llamafactory(launch.env)
     return None

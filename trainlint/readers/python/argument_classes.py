@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Optional, Tuple
 
 import libcst as cst
@@ -45,6 +46,8 @@ class ArgumentClassReader:
         default = None
         if statement.value is not None:
             default = self.field_default(statement.value, note)
+        if default is not None:
+            default = replace(default, written_as=name)
         origin = ctx.origin(statement)
         return FieldDefault(name, default, class_name, (), type_name, origin)
 

@@ -65,7 +65,8 @@ class ConfigCallReader:
         for arg in node.args:
             if arg.keyword is not None:
                 note = f"{callee}({arg.keyword.value}=...)"
-                keywords.append(self.values.keyword(arg.keyword.value, arg.value, SourceKind.CODE_KEYWORD, note))
+                keywords.append(self.values.keyword(arg.keyword.value, arg.value, SourceKind.CODE_KEYWORD, note,
+                                                    written_as=arg.keyword.value))
             elif arg.star:
                 origin = ctx.origin(arg)
                 message = f"{origin}: `{ctx.short(arg)}` passes keywords to {callee} that cannot be read statically"

@@ -23,13 +23,15 @@ class ValueReader:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    def keyword(self, name: str, value: CstExpr, kind: SourceKind, note: str) -> Keyword:
-        """A keyword value: a constant, a reference to a parsed argument, or an opaque expression."""
+    def keyword(self, name: str, value: CstExpr, kind: SourceKind, note: str,
+                written_as: Optional[str] = None) -> Keyword:
+        """A keyword value: a constant, a reference to a parsed argument, or an opaque expression;
+        `written_as` is the keyword as the code spells it, when it is one."""
         ctx = self.ctx
         origin, text = ctx.origin(value), ctx.text(value)
         literal = literal_value(value)
         if not isinstance(literal, NotLiteral):
-            return Keyword(name, Setting(literal, kind, origin, text, note=note))
+            return Keyword(name, Setting(literal, kind, origin, text, note=note, written_as=written_as))
         dotted = dotted_name(value)
         if (
             dotted is not None
@@ -37,7 +39,7 @@ class ValueReader:
             and dotted.split(".")[-1] in TORCH_DTYPES
             and dotted.count(".") == 1
         ):
-            return Keyword(name, Setting(dotted, kind, origin, text, note=note))
+            return Keyword(name, Setting(dotted, kind, origin, text, note=note, written_as=written_as))
         negated = False
         inner = value
         if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
@@ -45,8 +47,10 @@ class ValueReader:
         reference = self.argument_reference(inner)
         if reference is not None:
             reason = f"from {'not ' if negated else ''}{dotted_name(inner)}"
-            return Keyword(name, Setting(Unknown(reason), kind, origin, text, note=note), reference, negated)
-        return Keyword(name, Setting(Unknown(f"expression `{ctx.short(value)}`"), kind, origin, text, note=note))
+            unknown = Setting(Unknown(reason), kind, origin, text, note=note, written_as=written_as)
+            return Keyword(name, unknown, reference, negated)
+        opaque = Unknown(f"expression `{ctx.short(value)}`")
+        return Keyword(name, Setting(opaque, kind, origin, text, note=note, written_as=written_as))
 
     def argument_reference(self, node: CstExpr) -> Optional[str]:
         """`args.eval_iters` -> "eval_iters" when `args` holds parsed arguments."""

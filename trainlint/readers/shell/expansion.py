@@ -6,7 +6,7 @@ import fnmatch
 from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Fallback, ReplacedBy, Setting, SourceKind, Unknown
 from trainlint.readers.facts import Flow
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.syntax import EXPANSION_TYPES, effective_start, literal, node_text, shorten
@@ -249,6 +249,8 @@ class ExpansionMixin(ReaderBase):
             self._outer_text(word_span),
             unique([s for p in stored for s in p.via]),
             note=f"default of ${name}",
+            # `${1:-8}`: the script's caller passes its own; any other variable comes from the environment.
+            fallback=Fallback(name, ReplacedBy.CALLER_ARGUMENT if name[:1].isdigit() else ReplacedBy.ENVIRONMENT),
         )
         default_binding = Binding(stored, (default,))
         self.flows.append(Flow(default.origin, self._origin(span)))  # type: ignore[arg-type]

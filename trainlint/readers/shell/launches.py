@@ -242,7 +242,7 @@ class LaunchesMixin(ReaderBase):
                             (origin.start_byte, origin.end_byte),
                         )
         launch = Launch(
-            launcher=shape.launcher.value,
+            launcher=shape.launcher,
             origin=self._origin(self._node_span(ctx.doc, node)),
             launcher_args=tuple(w.setting for w in shape.launcher_args if not is_passthrough_marker(w)),
             entry=shape.entry.setting if shape.entry is not None else None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional, Sequence
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Fallback, ReplacedBy, Setting, SourceKind, Unknown
 from trainlint.readers.shell.syntax import shorten
 from trainlint.readers.shell.values import (
     Binding,
@@ -84,6 +84,7 @@ def argument_default(name: str, bindings: Sequence[Optional[Binding]], line: int
     if not any(from_arguments) or isinstance(value_of(base.pieces), Unknown):
         return None
     note = f"default of ${name} (an option of the script, handled at line {line}, may replace it)"
-    settings = tuple(replace(setting, note=note) for setting in base.settings)
+    fallback = Fallback(name, ReplacedBy.SCRIPT_OPTION)
+    settings = tuple(replace(setting, note=note, fallback=fallback) for setting in base.settings)
     exported = any(binding.exported for binding in bindings if binding is not None)
     return Binding(base.pieces, settings, exported)

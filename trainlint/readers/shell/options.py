@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import FrozenSet, Mapping, Tuple
 
-
-class Launcher(enum.Enum):
-    """What starts the training processes; the value is the name a `Launch` carries."""
-
-    DEEPSPEED = "deepspeed"
-    TORCHRUN = "torchrun"
-    TORCH_DISTRIBUTED_LAUNCH = "torch.distributed.launch"
-    TORCH_DISTRIBUTED_RUN = "torch.distributed.run"
-    ACCELERATE = "accelerate"
-    LLAMAFACTORY_CLI = "llamafactory-cli"
-    PYTHON = "python"
+from trainlint.core import Launcher  # defined with the types runs carry; imported from here too
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import tree_sitter
 
-from trainlint.core import Setting, Unknown, Value
+from trainlint.core import ReplacedBy, Setting, Unknown, Value
 from trainlint.readers.shell.options import Launcher
 
 Node = tree_sitter.Node
@@ -162,7 +162,7 @@ def from_script_arguments(binding: Binding) -> bool:
 
 def is_argument_default(binding: Binding) -> bool:
     return bool(binding.settings) and all(
-        setting.note.startswith("default of $") and "an option of the script" in setting.note
+        setting.fallback is not None and setting.fallback.replaced_by == ReplacedBy.SCRIPT_OPTION
         for setting in binding.settings)
 
 

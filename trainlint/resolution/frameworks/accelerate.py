@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from trainlint.core import Setting, SourceKind
+from trainlint.core import Launcher, Setting, SourceKind
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
+from trainlint.knobs import K
 from trainlint.resolution.flags import option_value
 from trainlint.resolution.frameworks import deepspeed
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
@@ -36,14 +37,14 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
 def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
     """`mixed_precision: bf16` reaches the HF trainer through the environment when the trainer's own
     bf16/fp16 flags are left at their defaults."""
-    chosen = candidates.winner("mixed_precision")
+    chosen = candidates.winner(K.MIXED_PRECISION)
     if chosen is not None and chosen.value in ("bf16", "fp16"):
         candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
                                              note=f"mixed_precision {chosen.value}"))
 
 
 def _derive_sharding(candidates: Candidates, context: DeriveContext) -> None:
-    launcher_args = context.launcher_args if context.launcher == "accelerate" else ()
+    launcher_args = context.launcher_args if context.launcher == Launcher.ACCELERATE else ()
     derive_fsdp(candidates.winner, candidates.add, launcher_args)
 
 
@@ -51,5 +52,5 @@ ACCELERATE = Framework(
     name="accelerate",
     namespace=ACCELERATE_SPELLING,
     derivations=(Derivation(Stage.PRECISION, _derive_precision), Derivation(Stage.SHARDING, _derive_sharding)),
-    launcher="accelerate",
+    launcher=Launcher.ACCELERATE,
 )

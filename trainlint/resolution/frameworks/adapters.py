@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from trainlint.knobs import K
 from trainlint.resolution.precedence import Candidates
 
 ADAPTER_METHODS = {"lora", "qlora", "dora", "adalora", "loha", "lokr", "oft"}
@@ -16,7 +17,7 @@ def derive_adapter_method(candidates: Candidates, source_knob: str) -> None:
     if source is None or not isinstance(source.value, str):
         return
     method = source.value.strip().lower()
-    candidates.add("lora", replace(source, value=method in ADAPTER_METHODS, via=(source,),
+    candidates.add(K.LORA, replace(source, value=method in ADAPTER_METHODS, via=(source,),
                                    note=f"{source_knob} {source.value}"))
-    if method == "qlora" and candidates.winner("bits") is None:
-        candidates.add("bits", replace(source, value=4, via=(source,), note=f"{source_knob} {source.value}"))
+    if method == "qlora" and candidates.winner(K.BITS) is None:
+        candidates.add(K.BITS, replace(source, value=4, via=(source,), note=f"{source_knob} {source.value}"))

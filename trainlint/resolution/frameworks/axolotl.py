@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import AXOLOTL as AXOLOTL_SPELLING
-from trainlint.knobs import coerce
+from trainlint.knobs import K, coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.memory_features import (
@@ -59,11 +59,11 @@ _ATTENTION_SWITCHES = (("flash_attention", "flash_attention_2"), ("xformers_atte
 def _attention(written: Mapping[str, Setting], candidates: Candidates) -> None:
     named = written.get("attn_implementation")
     if named is not None and isinstance(named.value, str) and named.value.strip():
-        candidates.add("attn_implementation", named)
+        candidates.add(K.ATTN_IMPLEMENTATION, named)
         return
     for key, implementation in _ATTENTION_SWITCHES:
         if is_on(written.get(key)):
-            candidates.add("attn_implementation", replace(written[key], value=implementation, kind=SourceKind.DERIVED,
+            candidates.add(K.ATTN_IMPLEMENTATION, replace(written[key], value=implementation, kind=SourceKind.DERIVED,
                                                           origin=None, via=(written[key],), note=key))
             return
 
@@ -75,7 +75,7 @@ def _load_dtype(written: Mapping[str, Setting], candidates: Candidates) -> None:
     for key, dtype in (("bf16", "bfloat16"), ("bfloat16", "bfloat16"), ("fp16", "float16"), ("float16", "float16")):
         setting = written.get(key)
         if setting is not None and (is_on(setting) or str(setting.value).strip().lower() == "auto"):
-            candidates.add("torch_dtype", Setting(dtype, SourceKind.DERIVED, None, via=(setting,),
+            candidates.add(K.TORCH_DTYPE, Setting(dtype, SourceKind.DERIVED, None, via=(setting,),
                                                   note=f"axolotl loads the model in {dtype} ({key})"))
             return
 
@@ -85,26 +85,26 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     Unset, its eval batch is the micro-batch and it trains one epoch."""
     micro = written.get("micro_batch_size")
     if micro is not None and "eval_batch_size" not in written:
-        candidates.add("per_device_eval_batch_size", Setting(micro.value, SourceKind.DERIVED, None, via=(micro,),
+        candidates.add(K.PER_DEVICE_EVAL_BATCH_SIZE, Setting(micro.value, SourceKind.DERIVED, None, via=(micro,),
                                                              note="axolotl: eval_batch_size = micro_batch_size"))
     _memory_features(written, candidates)
     if "num_epochs" not in written:
-        candidates.add("num_train_epochs", Setting(1, SourceKind.FRAMEWORK_DEFAULT, None, note="axolotl default"))
+        candidates.add(K.NUM_TRAIN_EPOCHS, Setting(1, SourceKind.FRAMEWORK_DEFAULT, None, note="axolotl default"))
     split = written.get("val_set_size")
     if split is None or not isinstance(split.value, (int, float)) or split.value <= 0:
         return
     strategy = "steps" if "eval_steps" in written or "evals_per_epoch" in written else "epoch"
-    candidates.add("eval_strategy", replace(split, value=strategy, via=(split,), note=f"val_set_size {split.value}"))
+    candidates.add(K.EVAL_STRATEGY, replace(split, value=strategy, via=(split,), note=f"val_set_size {split.value}"))
     per_epoch = written.get("evals_per_epoch")
     if per_epoch is not None and "eval_steps" not in written:
-        candidates.add("eval_steps", _eval_ratio(per_epoch, written.get("num_epochs")))
+        candidates.add(K.EVAL_STEPS, _eval_ratio(per_epoch, written.get("num_epochs")))
 
 
 def _eval_ratio(per_epoch: Setting, epochs: Optional[Setting]) -> Setting:
     """axolotl turns `evals_per_epoch` into `eval_steps = 1 / (evals_per_epoch × num_epochs)`, a
     fraction of the run's steps (num_epochs defaults to 1)."""
-    count = coerce("max_steps", per_epoch.value).value
-    epoch_count = coerce("num_train_epochs", epochs.value).value if epochs is not None else 1
+    count = coerce(K.MAX_STEPS, per_epoch.value).value
+    epoch_count = coerce(K.NUM_TRAIN_EPOCHS, epochs.value).value if epochs is not None else 1
     via = tuple(s for s in (per_epoch, epochs) if s is not None)
     if not isinstance(count, int) or isinstance(epoch_count, (Unknown, str)) or epoch_count is None \
             or count <= 0 or epoch_count <= 0:
@@ -127,5 +127,5 @@ AXOLOTL = Framework(
     namespace=AXOLOTL_SPELLING,
     defaults=_defaults,
     derivations=(Derivation(Stage.ADAPTER, _derive_adapter),),
-    launcher="axolotl",
+    launcher=Launcher.AXOLOTL,
 )

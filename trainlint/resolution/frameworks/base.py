@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Callable, Mapping, Optional, Tuple
 
-from trainlint.core import Setting
+from trainlint.core import Launcher, Setting
 from trainlint.resolution.precedence import Candidates
 
 
@@ -27,7 +27,7 @@ class Stage(Enum):
 class DeriveContext:
     """What a derivation may know about the launch beyond the candidates."""
 
-    launcher: str
+    launcher: Launcher
     launcher_args: Tuple[Setting, ...] = ()
 
 
@@ -55,7 +55,7 @@ class Framework:
     namespace: str  # the knob spelling of the files it reads (trainlint.knobs)
     defaults: Defaults = no_defaults
     derivations: Tuple[Derivation, ...] = ()
-    launcher: Optional[str] = None  # the command that runs its recipes, if it has recipes
+    launcher: Optional[Launcher] = None  # the command that runs its recipes, if it has recipes
 
     def derive(self, stage: Stage, candidates: Candidates, context: DeriveContext) -> None:
         for derivation in self.derivations:

@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 
 from trainlint.core import Diagnostic, Setting, SourceKind, Unknown
 from trainlint.knobs import DEEPSPEED as DEEPSPEED_SPELLING
+from trainlint.knobs import K
 from trainlint.resolution.flags import option_value
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.inputs import JobInputs
@@ -28,7 +29,7 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
     config = workspace.config(path)
     inputs.read_config(config, DEEPSPEED_SPELLING)
     if "zero_optimization.stage" not in config.values:
-        candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note=f"{config.path} has no ZeRO stage"))
+        candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note=f"{config.path} has no ZeRO stage"))
 
 
 def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
@@ -36,16 +37,16 @@ def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: 
     """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
     named, unless an accelerate config (read later) may bring one."""
     candidates = inputs.candidates
-    winner = candidates.winner("deepspeed")
+    winner = candidates.winner(K.DEEPSPEED)
     if winner is None:
         if option_value(launcher_args, "config_file") is None:
-            candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
+            candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
         return
     if winner.value is None or winner.value == "":
-        candidates.add("zero_stage", Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config", via=(winner,)))
+        candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config", via=(winner,)))
         return
     if not isinstance(winner.value, str):
-        candidates.add("zero_stage", Setting(Unknown("the DeepSpeed config path is not known"),
+        candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config path is not known"),
                                              SourceKind.DERIVED, None, via=(winner,)))
         return
     apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs)

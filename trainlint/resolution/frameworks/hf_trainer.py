@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from trainlint.core import Setting, SourceKind
-from trainlint.knobs import ARGS, DEEPSPEED, KNOBS
+from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.precedence import Candidates
 
@@ -22,8 +22,8 @@ def _derive_bits(candidates: Candidates, context: DeriveContext) -> None:
     """`load_in_4bit`/`load_in_8bit` quantise the base model, unless the bits are set already."""
     for switch, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
         source = candidates.winner(switch)
-        if source is not None and source.value is True and candidates.winner("bits") is None:
-            candidates.add("bits", replace(source, value=bits, via=(source,), note=switch))
+        if source is not None and source.value is True and candidates.winner(K.BITS) is None:
+            candidates.add(K.BITS, replace(source, value=bits, via=(source,), note=switch))
 
 
 # `flash_attn`/`flash_attention` as written -> the attn_implementation it selects.
@@ -35,14 +35,14 @@ _FLASH_WORDS = {"true": "flash_attention_2", "1": "flash_attention_2", "yes": "f
 def _derive_attention(candidates: Candidates, context: DeriveContext) -> None:
     """A flash-attention switch or LLaMA-Factory's `flash_attn: fa2` picks the attention kernel,
     unless attn_implementation is written itself."""
-    if candidates.winner("attn_implementation") is not None:
+    if candidates.winner(K.ATTN_IMPLEMENTATION) is not None:
         return
-    chosen = candidates.winner("flash_attention")
+    chosen = candidates.winner(K.FLASH_ATTENTION)
     if chosen is None or not isinstance(chosen.value, str):
         return
     implementation = _FLASH_WORDS.get(chosen.value.strip().lower())
     if implementation is not None:
-        candidates.add("attn_implementation", Setting(implementation, SourceKind.DERIVED, None, via=(chosen,),
+        candidates.add(K.ATTN_IMPLEMENTATION, Setting(implementation, SourceKind.DERIVED, None, via=(chosen,),
                                                       note=f"flash_attn {chosen.value}"))
 
 

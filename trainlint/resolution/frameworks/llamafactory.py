@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from trainlint.core import Setting, SourceKind
-from trainlint.knobs import ARGS, coerce
+from trainlint.core import Launcher, Setting, SourceKind
+from trainlint.knobs import ARGS, K, coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.memory_features import (
@@ -45,10 +45,10 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`."""
     _memory_features(written, candidates)
     disabled = written.get("disable_gradient_checkpointing")
-    if disabled is not None and coerce("gradient_checkpointing", disabled.value).value is True:
-        candidates.add("gradient_checkpointing", replace(disabled, value=False, note="disable_gradient_checkpointing"))
+    if disabled is not None and coerce(K.GRADIENT_CHECKPOINTING, disabled.value).value is True:
+        candidates.add(K.GRADIENT_CHECKPOINTING, replace(disabled, value=False, note="disable_gradient_checkpointing"))
     else:
-        candidates.add("gradient_checkpointing", Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
+        candidates.add(K.GRADIENT_CHECKPOINTING, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
                                                          note="LLaMA-Factory default"))
 
 
@@ -58,12 +58,12 @@ def _derive_adapter(candidates: Candidates, context: DeriveContext) -> None:
 
 def _derive_pure_bf16(candidates: Candidates, context: DeriveContext) -> None:
     """`pure_bf16` casts the whole model to bf16: half precision with no fp32 copy."""
-    pure = candidates.winner("pure_bf16")
+    pure = candidates.winner(K.PURE_BF16)
     if pure is not None and pure.value is True:
         # Derived (no origin of its own): a fix of bf16 must not rewrite the `pure_bf16` key.
-        candidates.add("bf16", Setting(True, SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
-        if candidates.winner("torch_dtype") is None:
-            candidates.add("torch_dtype", Setting("bfloat16", SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
+        candidates.add(K.BF16, Setting(True, SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
+        if candidates.winner(K.TORCH_DTYPE) is None:
+            candidates.add(K.TORCH_DTYPE, Setting("bfloat16", SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
 
 
 LLAMAFACTORY = Framework(
@@ -71,5 +71,5 @@ LLAMAFACTORY = Framework(
     namespace=ARGS,
     defaults=_defaults,
     derivations=(Derivation(Stage.ADAPTER, _derive_adapter), Derivation(Stage.PRECISION, _derive_pure_bf16)),
-    launcher="llamafactory-cli",
+    launcher=Launcher.LLAMAFACTORY_CLI,
 )

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Iterable, Mapping, Optional
 
 from trainlint.core import Setting, SourceKind
-from trainlint.knobs import coerce
+from trainlint.knobs import K, coerce
 from trainlint.resolution.precedence import Candidates
 
 SEQUENCE_PARALLEL = "sequence_parallel_degree"
@@ -18,13 +18,13 @@ MODEL_PARALLEL = "model_parallel_degree"
 
 
 def is_on(setting: Optional[Setting]) -> bool:
-    return setting is not None and coerce("gradient_checkpointing", setting.value).value is True
+    return setting is not None and coerce(K.GRADIENT_CHECKPOINTING, setting.value).value is True
 
 
 def whole(setting: Optional[Setting]) -> Optional[int]:
     if setting is None:
         return None
-    value = coerce("max_steps", setting.value).value
+    value = coerce(K.MAX_STEPS, setting.value).value
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -39,7 +39,7 @@ def add_degree(candidates: Candidates, knob: str, written: Mapping[str, Setting]
     if not found:
         return
     degree, setting, key = max(found, key=lambda item: item[0])
-    candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key))
+    candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key, written_as=key))
 
 
 def plugins(written: Mapping[str, Setting]) -> Iterable[Setting]:
