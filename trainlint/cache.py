@@ -21,7 +21,20 @@ from typing import Any, Callable, Optional, TypeVar
 
 from trainlint import __version__
 from trainlint.atomic_write import write_atomically
-from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKind, Unknown
+from trainlint.core import (
+    Diagnostic,
+    DiagnosticKind,
+    Fallback,
+    FileKind,
+    Launcher,
+    Origin,
+    ReplacedBy,
+    Setting,
+    ShardingEngine,
+    SourceKind,
+    Unknown,
+)
+from trainlint.knobs import K
 from trainlint.readers import facts
 from trainlint.readers.source import MAX_BYTES, display_path
 
@@ -35,12 +48,12 @@ CACHEDIR_TAG = (
 _CLASSES = {
     cls.__name__: cls
     for cls in (
-        Origin, Unknown, Setting, Diagnostic, facts.Launch, facts.Flow, facts.ShellScript, facts.FieldDefault,
+        Origin, Unknown, Setting, Fallback, Diagnostic, facts.Launch, facts.Flow, facts.ShellScript, facts.FieldDefault,
         facts.DataclassInfo, facts.Keyword, facts.ConfigCall, facts.TrainerCall, facts.Override, facts.ImportInfo,
         facts.PythonModule, facts.ConfigFile,
     )
 }
-_ENUMS = {cls.__name__: cls for cls in (SourceKind, DiagnosticKind)}
+_ENUMS = {cls.__name__: cls for cls in (SourceKind, DiagnosticKind, ReplacedBy, FileKind, Launcher, ShardingEngine, K)}
 T = TypeVar("T")
 
 

@@ -72,6 +72,14 @@ class Fallback:
     replaced_by: ReplacedBy
 
 
+class ShardingEngine(str, Enum):
+    """What shards a job's model states, for a `zero_stage` value resolution derives."""
+
+    NONE = "none"  # no DeepSpeed config and no FSDP: plain data parallelism, whatever the stage reads
+    FSDP = "fsdp"
+    FSDP_NO_SHARD = "fsdp no_shard"  # FSDP that shards nothing: like plain data parallelism
+
+
 @dataclass(frozen=True)
 class Setting:
     """A value at its origin. `via` lists the settings it was computed from (nearest first),
@@ -79,7 +87,8 @@ class Setting:
 
     `note` is prose for people and is never parsed; what code needs to know travels in typed fields:
     `written_as` is the spelling that wrote the value (`--bf16`, `zero_optimization.stage`, a keyword
-    or field name), `fallback` says the value is a script's fallback and who may replace it."""
+    or field name), `fallback` says the value is a script's fallback and who may replace it, `engine`
+    (on a derived `zero_stage`) says what shards the model states."""
 
     value: Value
     kind: SourceKind
@@ -89,6 +98,7 @@ class Setting:
     note: str = ""
     written_as: Optional[str] = None
     fallback: Optional[Fallback] = None
+    engine: Optional[ShardingEngine] = None
 
     @property
     def written_as_flag(self) -> bool:

@@ -92,12 +92,12 @@ def _trainer_fills_deepspeed(run: TrainingRun) -> bool:
     itself, calls deepspeed.initialize directly: DeepSpeed derives accumulation from `train_batch_size`
     and the micro-batch, and the script's `--gradient_accumulation_steps` never reaches it."""
     setting = run.setting("deepspeed")
-    if setting is None or setting.note.lstrip("-") == _DEEPSPEED_OWN_CONFIG_FLAG:
+    if setting is None or (setting.written_as or "").lstrip("-") == _DEEPSPEED_OWN_CONFIG_FLAG:
         return False
     return "deepspeed" not in run.facts.own_flags
 
 
 def _key(run: TrainingRun, knob: str) -> str:
-    """The key as the DeepSpeed config spells it (the reader keeps it in the setting's note)."""
+    """The key as the DeepSpeed config spells it."""
     setting = run.setting(knob)
-    return setting.note if setting is not None and setting.note else knob
+    return setting.written_as if setting is not None and setting.written_as else knob

@@ -12,7 +12,7 @@ from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from trainlint.core import Setting, SourceKind, TrainingRun, Unknown, Value
+from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unknown, Value
 from trainlint.memory.catalog import ModelSpec
 from trainlint.resolution.evaluation import evaluation_runs
 
@@ -33,7 +33,6 @@ UNMODELLED_OPTIMIZER_KNOBS = ("use_galore", "use_apollo", "use_badam")
 
 # The notes the resolution gives a ZeRO stage of 0 that means "no DeepSpeed engine at all" (plain DDP),
 # as opposed to a DeepSpeed config at stage 0 (which keeps fp32 master weights and gradients).
-NO_DEEPSPEED_NOTES = ("no DeepSpeed config", "FSDP no_shard")
 
 # Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §17).
 SEQUENCE_PARALLEL_KNOB = "sequence_parallel_degree"  # GPUs one sequence is split over (Ulysses, ring, CP)
@@ -125,7 +124,7 @@ def _offload_switch(knobs: KnobReader, zero: Optional[int]) -> bool:
 
 def _sharded_by_fsdp(run: TrainingRun) -> bool:
     setting = run.setting("zero_stage")
-    return setting is not None and setting.note.startswith("FSDP")
+    return setting is not None and setting.engine in (ShardingEngine.FSDP, ShardingEngine.FSDP_NO_SHARD)
 
 
 def _sequence_parallel(knobs: KnobReader, notes: EstimateNotes) -> int:
@@ -294,7 +293,7 @@ def _zero_stage(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> Op
         zero = None
     setting = run.setting("zero_stage")
     if zero == 0 and "zero_stage" not in knobs.overrides and setting is not None \
-            and setting.note.startswith(NO_DEEPSPEED_NOTES):
+            and setting.engine in (ShardingEngine.NONE, ShardingEngine.FSDP_NO_SHARD):
         return None
     if zero is None and knobs.is_unknown("zero_stage"):
         notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")

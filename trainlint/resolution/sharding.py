@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence, Tuple
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Setting, ShardingEngine, SourceKind, Unknown
 from trainlint.knobs import K, coerce
 from trainlint.resolution.flags import option_value
 
@@ -125,7 +125,8 @@ def derive_fsdp(winner: Winner, add: Callable[[str, Setting], None], launcher_ar
     strategy, offload, sources = found
     stage = _STAGE_OF_STRATEGY[strategy]
     note = f"FSDP {strategy} shards like ZeRO-{stage}"
-    add("zero_stage", Setting(stage, SourceKind.DERIVED, None, note=note, via=sources))
+    engine = ShardingEngine.FSDP_NO_SHARD if strategy == "no_shard" else ShardingEngine.FSDP
+    add("zero_stage", Setting(stage, SourceKind.DERIVED, None, note=note, via=sources, engine=engine))
     if offload:
         for knob in (K.OFFLOAD_PARAM, K.OFFLOAD_OPTIMIZER):
             add(knob, Setting("cpu", SourceKind.DERIVED, None, note=f"FSDP {strategy} with CPU offload", via=sources))

@@ -80,7 +80,7 @@ def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
         # freeze a value that follows its inputs.
         raise Refused(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
     if target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
-        if not target.note.startswith("--"):
+        if not target.written_as_flag:
             # A store-true switch of the script's own argparse, read directly (`bf16=args.bf16`)
             # or negated (`fp16=not args.bf16`): `--x False` would not parse, so the switch goes.
             return drop_switch(data, origin, raw, target.value, new)

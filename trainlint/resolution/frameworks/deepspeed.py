@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from trainlint.core import Diagnostic, Setting, SourceKind, Unknown
+from trainlint.core import Diagnostic, Setting, ShardingEngine, SourceKind, Unknown
 from trainlint.knobs import DEEPSPEED as DEEPSPEED_SPELLING
 from trainlint.knobs import K
 from trainlint.resolution.flags import option_value
@@ -40,10 +40,12 @@ def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: 
     winner = candidates.winner(K.DEEPSPEED)
     if winner is None:
         if option_value(launcher_args, "config_file") is None:
-            candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config"))
+            candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
+                                                      engine=ShardingEngine.NONE))
         return
     if winner.value is None or winner.value == "":
-        candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config", via=(winner,)))
+        candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
+                                                  via=(winner,), engine=ShardingEngine.NONE))
         return
     if not isinstance(winner.value, str):
         candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config path is not known"),
