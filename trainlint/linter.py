@@ -22,6 +22,7 @@ from trainlint.core import (
     Unknown,
     Value,
 )
+from trainlint.knobs import K
 from trainlint.memory import Gpu, estimate, find_gpu, gpu_from_memory
 from trainlint.readers.pool import default_processes
 from trainlint.resolution import Scan, scan
@@ -142,12 +143,12 @@ class LintResult:
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
     """`--num-gpus N` stands in for a world size the launcher does not state (and only then)."""
-    world = run.setting("world_size")
+    world = run.setting(K.WORLD_SIZE)
     if num_gpus is None or (world is not None and not isinstance(world.value, Unknown)):
         return run
     assumed = Setting(num_gpus, SourceKind.ASSUMED, None, note="--num-gpus", via=(world,) if world else ())
     settings = dict(run.settings)
-    settings["world_size"] = assumed
+    settings[K.WORLD_SIZE] = assumed
     return replace(run, settings=settings)
 
 

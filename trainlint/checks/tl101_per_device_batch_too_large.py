@@ -143,16 +143,16 @@ class PerDeviceBatchTooLarge(Rule):
     def _fix(self, run: TrainingRun, ctx: CheckContext, batch: int, fits_at: Optional[int]) -> Optional[Fix]:
         if fits_at is None:
             return None
-        accum = known_int(run, "gradient_accumulation_steps")
-        if run.setting("global_batch_size") is not None:
+        accum = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
+        if run.setting(K.GLOBAL_BATCH_SIZE) is not None:
             return Fix(Applicability.SAFE, f"lower the micro-batch to {fits_at}; the entry script derives "
                                             f"accumulation from the global batch",
-                       (KnobChange("per_device_train_batch_size", batch, fits_at),))
+                       (KnobChange(K.PER_DEVICE_TRAIN_BATCH_SIZE, batch, fits_at),))
         if not ctx.preserve_effective_batch:
             return Fix(Applicability.UNSAFE,
                        f"lower the micro-batch to {fits_at} (this shrinks the effective batch; "
                        f"--preserve-effective-batch raises accumulation to keep it)",
-                       (KnobChange("per_device_train_batch_size", batch, fits_at),))
+                       (KnobChange(K.PER_DEVICE_TRAIN_BATCH_SIZE, batch, fits_at),))
         if accum is None:
             return Fix(Applicability.DISPLAY_ONLY,
                        f"lower the micro-batch to {fits_at} and raise gradient accumulation to keep the effective "
@@ -160,12 +160,12 @@ class PerDeviceBatchTooLarge(Rule):
         product = batch * accum
         split = split_keeping_product(product, fits_at)
         smaller, new_accum = split.micro_batch, split.accumulation
-        changes = [KnobChange("per_device_train_batch_size", batch, smaller),
-                   KnobChange("gradient_accumulation_steps", accum, new_accum)]
-        for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps"):
+        changes = [KnobChange(K.PER_DEVICE_TRAIN_BATCH_SIZE, batch, smaller),
+                   KnobChange(K.GRADIENT_ACCUMULATION_STEPS, accum, new_accum)]
+        for ds_knob in (K.DS_MICRO_BATCH, K.DS_GRADIENT_ACCUMULATION_STEPS):
             if known_int(run, ds_knob) is not None:
                 changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
-        world = known_int(run, "world_size")
+        world = known_int(run, K.WORLD_SIZE)
         if world:
             kept = f"effective batch {batch}×{accum}×{world} = {smaller}×{new_accum}×{world} = {product * world}"
         else:

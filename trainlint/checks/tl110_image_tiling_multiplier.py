@@ -78,7 +78,7 @@ class ImageTilingMultiplier(Rule):
                    f"put the estimate at {current.peak_gib:.1f} GiB per GPU on {on_gpu(ctx, current)}; "
                    f"{fewer} tiles fit")
         fix = Fix(Applicability.UNSAFE, f"slice images into at most {fewer} tiles",
-                  (KnobChange("image_tiles", tiles, fewer),))
+                  (KnobChange(K.IMAGE_TILES, tiles, fewer),))
         yield self.finding(run, message, at=run.setting(K.IMAGE_TILES), fix=fix)
 
     @staticmethod

@@ -6,6 +6,7 @@ from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+from trainlint.knobs import K
 
 _PINNED = ('{"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1, '
            '"zero_optimization": {"stage": 2}}\n')
@@ -14,8 +15,8 @@ _AUTO = ('{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_step
 _FLAGS = "--deepspeed ds.json\n--per_device_train_batch_size 4\n--gradient_accumulation_steps 4"
 
 # (DeepSpeed key knob, trainer knob)
-_MICRO_BATCH = ("ds_micro_batch", "per_device_train_batch_size")
-_ACCUMULATION = ("ds_gradient_accumulation_steps", "gradient_accumulation_steps")
+_MICRO_BATCH = (K.DS_MICRO_BATCH, K.PER_DEVICE_TRAIN_BATCH_SIZE)
+_ACCUMULATION = (K.DS_GRADIENT_ACCUMULATION_STEPS, K.GRADIENT_ACCUMULATION_STEPS)
 # How deepspeed.add_config_arguments spells the config path: DeepSpeed's own flag, not TrainingArguments'.
 _DEEPSPEED_OWN_CONFIG_FLAG = "deepspeed_config"
 
@@ -68,16 +69,16 @@ class DeepspeedBatchMismatch(Rule):
                 trainer_setting = run.setting(trainer_knob)
                 if trainer_setting is not None and trainer_setting.origin is not None:
                     related.append(Related(trainer_setting.origin, f"{trainer_knob} = {trainer} here"))
-        total = known_int(run, "ds_train_batch_size")
-        micro = known_int(run, "ds_micro_batch") or known_int(run, "per_device_train_batch_size")
-        accum = known_int(run, "ds_gradient_accumulation_steps")
+        total = known_int(run, K.DS_TRAIN_BATCH_SIZE)
+        micro = known_int(run, K.DS_MICRO_BATCH) or known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE)
+        accum = known_int(run, K.DS_GRADIENT_ACCUMULATION_STEPS)
         if accum is None and hf_integration:
-            accum = known_int(run, "gradient_accumulation_steps")
-        world = known_int(run, "world_size")
+            accum = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
+        world = known_int(run, K.WORLD_SIZE)
         if total is not None and micro and accum and world and total != micro * accum * world:
             problems.append(f"train_batch_size is {total} but micro-batch × accumulation × world size is "
                             f"{micro}×{accum}×{world} = {micro * accum * world}")
-            changes.append(KnobChange("ds_train_batch_size", total, "auto"))
+            changes.append(KnobChange(K.DS_TRAIN_BATCH_SIZE, total, "auto"))
         if not problems:
             return
         first = changes[0].knob
@@ -91,7 +92,7 @@ def _trainer_fills_deepspeed(run: TrainingRun) -> bool:
     the Trainer). A script that names it with DeepSpeed's own `--deepspeed_config`, or defines `--deepspeed`
     itself, calls deepspeed.initialize directly: DeepSpeed derives accumulation from `train_batch_size`
     and the micro-batch, and the script's `--gradient_accumulation_steps` never reaches it."""
-    setting = run.setting("deepspeed")
+    setting = run.setting(K.DEEPSPEED)
     if setting is None or (setting.written_as or "").lstrip("-") == _DEEPSPEED_OWN_CONFIG_FLAG:
         return False
     return "deepspeed" not in run.facts.own_flags

@@ -22,6 +22,7 @@ from trainlint.fixers.transaction import (
     signals_held,
 )
 from trainlint.fixers.verify import broken_by_edits
+from trainlint.knobs import K
 from trainlint.linter import LintResult
 from trainlint.readers.source import display_path, reading_overlay, safe_resolve
 from trainlint.resolution.batch import effective_batch
@@ -172,7 +173,7 @@ def _job_problem(before: LintResult, after: LintResult, touched: Sequence[str], 
         return None
     unsafe_runs = {p.finding.run_id for p in plans if p.applicability != Applicability.SAFE}
     for key, (run, batch) in old.items():
-        if run.id in unsafe_runs or run.setting("global_batch_size") is not None:
+        if run.id in unsafe_runs or run.setting(K.GLOBAL_BATCH_SIZE) is not None:
             continue
         later = new[key][1]
         if not isinstance(batch, Unknown) and not isinstance(later, Unknown) and batch != later:

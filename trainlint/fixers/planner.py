@@ -22,6 +22,7 @@ from trainlint.fixers import editors
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
 from trainlint.fixers.edits import by_path, collide
 from trainlint.formats import FileKind
+from trainlint.knobs import K
 from trainlint.linter import LintResult
 from trainlint.memory.plans import LauncherCount, Plan, PortPlan, launcher_gpu_count, plan_port
 
@@ -32,7 +33,7 @@ PORT_PLAN_CODES = frozenset({"TL101", "TL106", "TL108", "TL112", "TL203"})
 _DEEPSPEED_INSERTS = {"offload_optimizer": "offload_optimizer", "offload_param": "offload_param"}
 
 # Knobs the fix engine never writes: they describe the machine, not the recipe.
-_NOT_WRITABLE = {"world_size", "num_nodes"}
+_NOT_WRITABLE = {K.WORLD_SIZE, K.NUM_NODES}
 # Pins whose place is not a value the user wrote: editing them would rewrite code, not a setting.
 _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.DERIVED}
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
@@ -157,7 +158,7 @@ class Planner:
         """Edits that give `change.knob` its new value; `together` are the other knobs the same fix
         changes (a place they share with this knob may be edited for all of them)."""
         knob, new = change.knob, change.new
-        if knob == "world_size":
+        if knob == K.WORLD_SIZE:
             return self._gpu_count(run, new)
         if knob in _NOT_WRITABLE:
             raise Refused(f"{knob} is a property of the machine, not a setting to rewrite")
@@ -180,7 +181,7 @@ class Planner:
 
     def _deepspeed_insert(self, run: TrainingRun, knob: str, new: Value) -> Edit:
         """`zero_optimization.<knob>` added to the DeepSpeed config the job's ZeRO stage comes from."""
-        stage = run.setting("zero_stage")
+        stage = run.setting(K.ZERO_STAGE)
         if stage is None or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
                 or file_kind(stage.origin.path) != FileKind.JSON:
             raise Refused(f"no DeepSpeed JSON config to add {knob} to")
@@ -204,7 +205,7 @@ class Planner:
     def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int) -> Edit:
         chain = [s for s in _chain(stated.source) if s.origin is not None]
         graph = self.result.scan.graph
-        target = next((s for s in reversed(chain) if graph.is_exclusive(s.origin, run.id, "world_size")
+        target = next((s for s in reversed(chain) if graph.is_exclusive(s.origin, run.id, K.WORLD_SIZE)
                        and not isinstance(s.value, Unknown) and same_value(s.value, stated.source.value)), None)
         if target is None:
             raise Refused(f"the GPU count at {stated.source.origin} is shared with other jobs; change it by hand")
@@ -346,8 +347,8 @@ def first_devices(spec: str, count: int) -> str:
 def port_fix(run: TrainingRun, plan: Plan) -> Fix:
     """The knob changes of a port plan, as one fix (DeepSpeed batch keys deferred to the trainer)."""
     changes = [KnobChange(knob, run.value(knob), new) for knob, new in plan.overrides.items()]
-    if {"per_device_train_batch_size", "gradient_accumulation_steps", "world_size"} & set(plan.overrides):
-        for ds_knob in ("ds_micro_batch", "ds_gradient_accumulation_steps"):  # the global train_batch_size holds
+    if {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE} & set(plan.overrides):
+        for ds_knob in (K.DS_MICRO_BATCH, K.DS_GRADIENT_ACCUMULATION_STEPS):  # the global train_batch_size holds
             if isinstance(run.value(ds_knob), int):
                 changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
     applicability = Applicability.SAFE if plan.safe else Applicability.UNSAFE

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import FrozenSet, Mapping, Optional
 
 from trainlint.core import MemoryEstimate, TrainingRun, Value
+from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec, resolve_model, resolve_vision
 from trainlint.memory.gpus import Gpu
 from trainlint.memory.inputs import EstimateNotes, JobInputs, KnobReader, read_job_inputs, with_overrides
@@ -138,7 +139,7 @@ def _assemble(gpu: Gpu, model: ModelSpec, job: JobInputs, states: ModelStates, d
 
 
 def _unknown_model_estimate(gpu: Gpu, knobs: KnobReader, notes: EstimateNotes) -> JobMemoryEstimate:
-    name = knobs.get("model_name_or_path")
+    name = knobs.get(K.MODEL_NAME_OR_PATH)
     notes.unknown("model", f"model '{name}' not identified: model states and activations not estimated"
                   if name else "model unknown: model states and activations not estimated")
     fixed = fixed_overhead_bytes(world_size=1)

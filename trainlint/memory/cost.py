@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from trainlint.core import TrainingRun, Value
+from trainlint.knobs import K
 from trainlint.memory.catalog import resolve_model, resolve_vision
 from trainlint.memory.gpus import Gpu
 from trainlint.memory.inputs import EstimateNotes, JobInputs, KnobReader, read_job_inputs, with_overrides
@@ -118,4 +119,4 @@ def relative_speed(run: TrainingRun, gpu: Gpu, overrides: Mapping[str, Value],
 
 def _samples_per_gpu(run: TrainingRun, overrides: Optional[Mapping[str, Value]]) -> int:
     knobs = KnobReader(run, overrides)
-    return max(1, (knobs.int("per_device_train_batch_size") or 1) * (knobs.int("gradient_accumulation_steps") or 1))
+    return max(1, (knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE) or 1) * (knobs.int(K.GRADIENT_ACCUMULATION_STEPS) or 1))

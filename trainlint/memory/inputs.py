@@ -13,6 +13,7 @@ from typing import Dict, List, Mapping, Optional, Set, Tuple
 from packaging.version import InvalidVersion, Version
 
 from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unknown, Value
+from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec
 from trainlint.resolution.evaluation import evaluation_runs
 
@@ -29,7 +30,7 @@ DEFAULT_ANYRES_GRID = 4
 XCOMPOSER_ROW_SEPARATOR_TOKENS = 20
 
 # Optimizer variants whose smaller states the model does not know: AdamW's are counted instead.
-UNMODELLED_OPTIMIZER_KNOBS = ("use_galore", "use_apollo", "use_badam")
+UNMODELLED_OPTIMIZER_KNOBS = (K.USE_GALORE, K.USE_APOLLO, K.USE_BADAM)
 
 # The notes the resolution gives a ZeRO stage of 0 that means "no DeepSpeed engine at all" (plain DDP),
 # as opposed to a DeepSpeed config at stage 0 (which keeps fp32 master weights and gradients).
@@ -119,11 +120,11 @@ class KnobReader:
 
 def _offload_switch(knobs: KnobReader, zero: Optional[int]) -> bool:
     """DeepSpeed-Chat's `--offload`: its config builder puts both optimizer and parameters on the CPU."""
-    return zero is not None and bool(knobs.bool("offload"))
+    return zero is not None and bool(knobs.bool(K.OFFLOAD))
 
 
 def _sharded_by_fsdp(run: TrainingRun) -> bool:
-    setting = run.setting("zero_stage")
+    setting = run.setting(K.ZERO_STAGE)
     return setting is not None and setting.engine in (ShardingEngine.FSDP, ShardingEngine.FSDP_NO_SHARD)
 
 
@@ -209,7 +210,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
     zero = _zero_stage(knobs, run, notes)
-    bits = knobs.int("bits") or 16
+    bits = knobs.int(K.BITS) or 16
     lora = _lora(knobs, bits, notes)
     lora_rank = _lora_rank(knobs, lora, notes)
     fsdp = zero is not None and _sharded_by_fsdp(run)
@@ -226,13 +227,13 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequence=sequence, image_tokens=image_tokens,
         images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
-        zero_stage=zero, offload_optimizer=offloaded(knobs.str("offload_optimizer")) or _offload_switch(knobs, zero),
-        offload_params=offloaded(knobs.str("offload_param")) or _offload_switch(knobs, zero), lora=lora,
+        zero_stage=zero, offload_optimizer=offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)) or _offload_switch(knobs, zero),
+        offload_params=offloaded(knobs.str(K.OFFLOAD_PARAM)) or _offload_switch(knobs, zero), lora=lora,
         lora_rank=lora_rank,
         frozen_base=_frozen_base(knobs, notes), quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, vision_trainable=vision_trainable,
-        vision_builtin=bool(model is not None and model.vision and not knobs.str("vision_tower")),
+        vision_builtin=bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER)),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
         fused_loss=_switch(knobs, FUSED_LOSS_KNOB, notes, "fused linear cross-entropy: no full logits tensor"),
@@ -243,7 +244,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
 
 
 def _per_device_batch(knobs: KnobReader, notes: EstimateNotes) -> int:
-    batch = knobs.int("per_device_train_batch_size")
+    batch = knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE)
     if batch is None or batch < 1:
         notes.unknown("batch", "per-device batch size unknown: assumed 1")
         return 1
@@ -264,7 +265,7 @@ def _batch_multiplier(run: TrainingRun, notes: EstimateNotes) -> int:
 
 
 def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
-    world = knobs.int("world_size")
+    world = knobs.int(K.WORLD_SIZE)
     if world is None or world < 1:
         notes.unknown("world_size", "world size unknown: assumed 1 GPU (no sharding across GPUs)")
         return 1
@@ -272,13 +273,13 @@ def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
 
 
 def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
-    if knobs.bool("bf16") or knobs.bool("fp16"):
+    if knobs.bool(K.BF16) or knobs.bool(K.FP16):
         return True
-    if knobs.str("bf16") == "auto" or knobs.str("fp16") == "auto":
+    if knobs.str(K.BF16) == "auto" or knobs.str(K.FP16) == "auto":
         # axolotl's `bf16: auto` trains in bf16 where the GPU has it and in fp16 elsewhere: 16-bit either way.
         notes.note("bf16 auto: 16-bit mixed precision")
         return True
-    if knobs.is_unknown("bf16") or knobs.is_unknown("fp16"):
+    if knobs.is_unknown(K.BF16) or knobs.is_unknown(K.FP16):
         # `--bf16 $USE_BF16`: a flag that may turn 16-bit training on; like checkpointing, a setting
         # that lowers memory is assumed on when it cannot be read.
         notes.unknown("precision", "mixed precision unknown: assumed bf16")
@@ -288,22 +289,22 @@ def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
 
 def _zero_stage(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> Optional[int]:
     """The ZeRO (or FSDP) stage, or None when no sharding engine wraps the model (plain DDP)."""
-    zero = knobs.int("zero_stage")
+    zero = knobs.int(K.ZERO_STAGE)
     if zero is not None and not 0 <= zero <= 3:
         zero = None
-    setting = run.setting("zero_stage")
-    if zero == 0 and "zero_stage" not in knobs.overrides and setting is not None \
+    setting = run.setting(K.ZERO_STAGE)
+    if zero == 0 and K.ZERO_STAGE not in knobs.overrides and setting is not None \
             and setting.engine in (ShardingEngine.NONE, ShardingEngine.FSDP_NO_SHARD):
         return None
-    if zero is None and knobs.is_unknown("zero_stage"):
+    if zero is None and knobs.is_unknown(K.ZERO_STAGE):
         notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")
     return zero
 
 
 def _lora(knobs: KnobReader, bits: int, notes: EstimateNotes) -> bool:
-    if knobs.bool("lora") or bits in (4, 8):
+    if knobs.bool(K.LORA) or bits in (4, 8):
         return True
-    if knobs.is_unknown("lora"):
+    if knobs.is_unknown(K.LORA):
         # Like checkpointing: a setting that lowers memory is assumed on when it cannot be read.
         notes.unknown("lora_switch", "whether LoRA adapters are used is unknown: assumed LoRA")
         return True
@@ -311,7 +312,7 @@ def _lora(knobs: KnobReader, bits: int, notes: EstimateNotes) -> bool:
 
 
 def _lora_rank(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
-    rank = knobs.int("lora_r") or 0
+    rank = knobs.int(K.LORA_R) or 0
     if lora and rank <= 0:
         notes.unknown("lora", f"LoRA rank unknown: assumed r={DEFAULT_LORA_R}")
         return DEFAULT_LORA_R
@@ -320,7 +321,7 @@ def _lora_rank(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
 
 def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zero: Optional[int],
                   lora: bool) -> bool:
-    dtype = knobs.str("torch_dtype") or ""
+    dtype = knobs.str(K.TORCH_DTYPE) or ""
     if dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
         return True
     if dtype in ("float32", "fp32"):
@@ -339,10 +340,10 @@ def _trained_embedding_copies(knobs: KnobReader, lora: bool) -> int:
 
 
 def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
-    checkpointing = knobs.bool("gradient_checkpointing")
+    checkpointing = knobs.bool(K.GRADIENT_CHECKPOINTING)
     if checkpointing is not None:
         return checkpointing
-    if knobs.is_unknown("gradient_checkpointing"):
+    if knobs.is_unknown(K.GRADIENT_CHECKPOINTING):
         notes.unknown("checkpointing", "gradient checkpointing unknown: assumed on")
         return True
     return False
@@ -364,7 +365,7 @@ def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
 
 
 def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
-    name = knobs.str("attn_implementation") or ""
+    name = knobs.str(K.ATTN_IMPLEMENTATION) or ""
     old_release = None if name else _pinned_before_sdpa(run)
     if old_release is not None:
         name = "eager"
@@ -384,22 +385,22 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
         if knobs.bool(knob_name):
             notes.note(f"{knob_name}: its smaller optimizer states are not modelled "
                        f"(AdamW's are counted, an upper bound)")
-    if knobs.str("finetuning_type") == "freeze":
+    if knobs.str(K.FINETUNING_TYPE) == "freeze":
         notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
     degree = knobs.int("model_parallel_degree")
     if degree is not None and degree > 1:
         notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
                    f"the whole model's states (an upper bound; no memory rule judges this job)")
-    return knobs.str("optim") or "adamw_torch"
+    return knobs.str(K.OPTIM) or "adamw_torch"
 
 
 def _vision_trainable(knobs: KnobReader, vision: Optional[ModelSpec], notes: EstimateNotes) -> bool:
     if vision is None:
         return False
-    tune = knobs.bool("tune_vision")
+    tune = knobs.bool(K.TUNE_VISION)
     if tune is not None:
         return tune
-    freeze = knobs.bool("freeze_vision_tower")
+    freeze = knobs.bool(K.FREEZE_VISION_TOWER)
     if freeze is not None:
         return not freeze
     notes.note("vision tower assumed frozen (no tune_vision / freeze_vision_tower setting)")
@@ -412,8 +413,8 @@ def image_tokens_per_sample(knobs: KnobReader, model: Optional[ModelSpec], visio
     if vision is None:
         return 0, 0
     per_tile = (model.image_tokens if model and model.image_tokens else 0) or vision.image_tokens
-    tiles_knob = knobs.int("image_tiles")
-    aspect = knobs.str("image_aspect_ratio") or ""
+    tiles_knob = knobs.int(K.IMAGE_TILES)
+    aspect = knobs.str(K.IMAGE_ASPECT_RATIO) or ""
     default_tiles = model.default_tiles if model and model.vision else 1
     tiles = tiles_knob if tiles_knob and tiles_knob > 0 else default_tiles
     if "anyres" in aspect:
@@ -433,7 +434,7 @@ def image_tokens_per_sample(knobs: KnobReader, model: Optional[ModelSpec], visio
 
 
 def _sequence(knobs: KnobReader, image_tokens: int, notes: EstimateNotes) -> int:
-    sequence = knobs.int("max_seq_length")
+    sequence = knobs.int(K.MAX_SEQ_LENGTH)
     if sequence is None or sequence < 1:
         sequence = max(DEFAULT_SEQ, image_tokens + TEXT_TOKENS_NEXT_TO_IMAGES) if image_tokens else DEFAULT_SEQ
         notes.unknown("sequence", f"sequence length unknown: assumed {sequence}")
@@ -445,20 +446,20 @@ def _sequence(knobs: KnobReader, image_tokens: int, notes: EstimateNotes) -> int
 def _evaluation(knobs: KnobReader, run: TrainingRun, batch: int) -> Tuple[bool, int, bool]:
     """(evaluation runs, its per-device batch, its logits are gathered on the GPU for metrics)."""
     # The strategy as overridden (an estimate of the training step alone sets it to "no").
-    if knobs.str("eval_strategy") in (None, "no") or evaluation_runs(run).runs is not True:
+    if knobs.str(K.EVAL_STRATEGY) in (None, "no") or evaluation_runs(run).runs is not True:
         return False, 0, False
-    eval_batch = batch if run.facts.eval_uses_train_batch else (knobs.int("per_device_eval_batch_size")
+    eval_batch = batch if run.facts.eval_uses_train_batch else (knobs.int(K.PER_DEVICE_EVAL_BATCH_SIZE)
                                                                 or DEFAULT_EVAL_BATCH)
-    gathers = bool(run.facts.compute_metrics) and not knobs.int("eval_accumulation_steps")
+    gathers = bool(run.facts.compute_metrics) and not knobs.int(K.EVAL_ACCUMULATION_STEPS)
     return True, eval_batch, gathers
 
 
 def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
     """Whether only the projector trains. Unknown counts as frozen: like checkpointing, a setting
     that lowers memory is assumed on when it cannot be read, so no risk rests on the guess."""
-    if knobs.bool("tune_mm_mlp_adapter") or knobs.bool("freeze_backbone"):
+    if knobs.bool(K.TUNE_MM_MLP_ADAPTER) or knobs.bool(K.FREEZE_BACKBONE):
         return True
-    if knobs.is_unknown("tune_mm_mlp_adapter") or knobs.is_unknown("freeze_backbone"):
+    if knobs.is_unknown(K.TUNE_MM_MLP_ADAPTER) or knobs.is_unknown(K.FREEZE_BACKBONE):
         notes.unknown("frozen_base", "whether the LLM is frozen (tune_mm_mlp_adapter) is unknown: assumed frozen")
         return True
     return False

@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind, TrainingRun, Value
+from trainlint.knobs import K
 from trainlint.memory.assembly import JobMemoryEstimate, estimate, model_identified
 from trainlint.memory.cost import job_inputs, relative_speed
 from trainlint.memory.gpus import Gpu, gpu_catalog
@@ -156,7 +157,7 @@ def count_devices(spec: str) -> Optional[int]:
 
 def launcher_gpu_count(run: TrainingRun) -> Optional[LauncherCount]:
     """The GPU count the launcher itself states (not one assumed from --num-gpus), with its source."""
-    setting = run.setting("world_size")
+    setting = run.setting(K.WORLD_SIZE)
     while setting is not None and setting.kind == SourceKind.ASSUMED:
         setting = setting.via[0] if setting.via else None
     if setting is None:
@@ -201,12 +202,12 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     if not model_identified(run):
         return None
     knobs = KnobReader(run, None)
-    micro = knobs.int("per_device_train_batch_size")
+    micro = knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE)
     if micro is None:
         return None
-    accumulation = knobs.int("gradient_accumulation_steps")
+    accumulation = knobs.int(K.GRADIENT_ACCUMULATION_STEPS)
     written_world = stated_world(run)
-    world = knobs.int("world_size")
+    world = knobs.int(K.WORLD_SIZE)
     notes: List[str] = []
     base: List[PlanStep] = []
     machine = num_gpus or world or 1
@@ -219,7 +220,7 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     candidates = _safe_plans(run, gpu, base, axes, micro, accumulation, knobs)
     if unsafe:
         candidates += _unsafe_plans(run, gpu, knobs, candidates, current)
-        if knobs.bool("bf16") and not gpu.bf16:
+        if knobs.bool(K.BF16) and not gpu.bf16:
             # The job cannot run in bf16 on this GPU at all: every plan switches to fp16.
             candidates = [p for p in candidates if any(step.kind == ChangeKind.FP16 for step in p.steps)]
     fitting = sorted((p for p in candidates if p.fits), key=_rank)
@@ -275,20 +276,20 @@ def _divisors_up_to(product: int, largest: int) -> List[int]:
 
 def _axes(run: TrainingRun, knobs: KnobReader, micro: int, accumulation: Optional[int], product: int) -> _Axes:
     axes = _Axes()
-    if accumulation is None or run.setting("global_batch_size") is not None:
+    if accumulation is None or run.setting(K.GLOBAL_BATCH_SIZE) is not None:
         axes.micro = [(micro, accumulation or 1)]
     else:
         axes.micro = [(m, product // m) for m in _divisors_up_to(product, micro)]
     inputs = job_inputs(run)
-    if inputs is not None and not inputs.checkpointing and knobs.bool("gradient_checkpointing") is False:
+    if inputs is not None and not inputs.checkpointing and knobs.bool(K.GRADIENT_CHECKPOINTING) is False:
         axes.checkpointing = [False, True]
-    zero = knobs.int("zero_stage")
-    zero_in_config = _set_in_config(run, "zero_stage")
+    zero = knobs.int(K.ZERO_STAGE)
+    zero_in_config = _set_in_config(run, K.ZERO_STAGE)
     if zero in (1, 2) and zero_in_config:
         axes.zero3 = [False, True]
-    if zero in (1, 2, 3) and zero_in_config and not offloaded(knobs.str("offload_optimizer")):
+    if zero in (1, 2, 3) and zero_in_config and not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):
         axes.offload_optimizer = [False, True]
-    if zero_in_config and not offloaded(knobs.str("offload_param")) and (zero == 3 or True in axes.zero3):
+    if zero_in_config and not offloaded(knobs.str(K.OFFLOAD_PARAM)) and (zero == 3 or True in axes.zero3):
         axes.offload_parameters = [False, True]
     return axes
 
@@ -301,8 +302,8 @@ def _set_in_config(run: TrainingRun, knob: str) -> bool:
 def _safe_plans(run: TrainingRun, gpu: Gpu, base: Sequence[PlanStep], axes: _Axes, micro: int,
                 accumulation: Optional[int], knobs: KnobReader) -> List[Plan]:
     plans = []
-    zero = knobs.int("zero_stage")
-    eval_batch = knobs.int("per_device_eval_batch_size")
+    zero = knobs.int(K.ZERO_STAGE)
+    eval_batch = knobs.int(K.PER_DEVICE_EVAL_BATCH_SIZE)
     for (m, accum), ckpt, z3, opt, par in itertools.product(axes.micro, axes.checkpointing, axes.zero3,
                                                            axes.offload_optimizer, axes.offload_parameters):
         if par and not (z3 or zero == 3):
@@ -311,7 +312,7 @@ def _safe_plans(run: TrainingRun, gpu: Gpu, base: Sequence[PlanStep], axes: _Axe
         if (m, accum) != (micro, accumulation or 1):
             overrides: Dict[str, Value] = {"per_device_train_batch_size": m} if m != micro else {}
             if accum != (accumulation or 1):
-                overrides["gradient_accumulation_steps"] = accum
+                overrides[K.GRADIENT_ACCUMULATION_STEPS] = accum
             text = f"micro-batch {micro} -> {m}, " if m != micro else ""
             steps.append(PlanStep(ChangeKind.MICRO_BATCH, f"{text}gradient accumulation {accumulation or 1} -> {accum}",
                                   overrides))
@@ -347,21 +348,21 @@ def _evaluate(run: TrainingRun, gpu: Gpu, steps: Tuple[PlanStep, ...]) -> Plan:
 
 def _unsafe_steps(run: TrainingRun, gpu: Gpu, knobs: KnobReader, current: JobMemoryEstimate) -> List[PlanStep]:
     steps = []
-    if knobs.bool("bf16") and not gpu.bf16:
+    if knobs.bool(K.BF16) and not gpu.bf16:
         steps.append(PlanStep(ChangeKind.FP16, f"bf16 -> fp16 ({gpu.name} has no bf16)", {"bf16": False, "fp16": True}))
-    if knobs.bool("lora") is not True and (knobs.int("bits") or 16) == 16:
+    if knobs.bool(K.LORA) is not True and (knobs.int(K.BITS) or 16) == 16:
         steps.append(PlanStep(ChangeKind.LORA, "LoRA adapters instead of a full fine-tune", {"lora": True}))
-    length = knobs.int("max_seq_length")
+    length = knobs.int(K.MAX_SEQ_LENGTH)
     if length and length > SHORTEST_PLANNED_LENGTH:
         shorter = max(SHORTEST_PLANNED_LENGTH, length // 2, current.image_tokens + 256)
         if shorter < length:
             steps.append(PlanStep(ChangeKind.SHORTER_SEQUENCE, f"length limit {length} -> {shorter}",
                                   {"max_seq_length": shorter}))
-    tiles = knobs.int("image_tiles")
+    tiles = knobs.int(K.IMAGE_TILES)
     if tiles and tiles > 1:
         steps.append(PlanStep(ChangeKind.FEWER_TILES, f"image tiles {tiles} -> {max(1, tiles // 2)}",
                               {"image_tiles": max(1, tiles // 2)}))
-    if "8bit" not in (knobs.str("optim") or "") and knobs.bool("lora") is not True:
+    if "8bit" not in (knobs.str(K.OPTIM) or "") and knobs.bool(K.LORA) is not True:
         steps.append(PlanStep(ChangeKind.EIGHT_BIT_OPTIMIZER, "8-bit AdamW (bitsandbytes)",
                               {"optim": EIGHT_BIT_OPTIMIZER}))
     return steps

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping
 
 from trainlint.core import MemoryEstimate, TrainingRun, Value
+from trainlint.knobs import K
 from trainlint.memory.assembly import estimate
 from trainlint.memory.fitting import largest_fitting_batch, split_keeping_product
 from trainlint.memory.gpus import Gpu
@@ -44,8 +45,8 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
         if new.peak_gib < current.peak_gib - SMALLEST_USEFUL_SAVING_GIB:
             out.append(Suggestion(description, dict(overrides), new, preserves))
 
-    batch = knobs.int("per_device_train_batch_size")
-    accum = knobs.int("gradient_accumulation_steps") or 1
+    batch = knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE)
+    accum = knobs.int(K.GRADIENT_ACCUMULATION_STEPS) or 1
     if batch and batch > 1:
         fitting = largest_fitting_batch(run, gpu, max_batch=batch - 1) or 1
         split = split_keeping_product(batch * accum, min(fitting, batch - 1))
@@ -53,33 +54,33 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
             f"{split.accumulation} (same effective batch)",
             {"per_device_train_batch_size": split.micro_batch, "gradient_accumulation_steps": split.accumulation},
             True)
-    if knobs.bool("gradient_checkpointing") is not True:
+    if knobs.bool(K.GRADIENT_CHECKPOINTING) is not True:
         add("turn on gradient checkpointing", {"gradient_checkpointing": True}, True)
-    if ((knobs.str("attn_implementation") or "") in ("", "eager")
+    if ((knobs.str(K.ATTN_IMPLEMENTATION) or "") in ("", "eager")
             and current.breakdown.get(MemoryTerm.ACTIVATIONS.value, 0) > 0):
         add("use FlashAttention-2 / SDPA instead of eager attention", {"attn_implementation": "flash_attention_2"},
             True)
-    zero = knobs.int("zero_stage")
-    world = knobs.int("world_size") or 1
+    zero = knobs.int(K.ZERO_STAGE)
+    world = knobs.int(K.WORLD_SIZE) or 1
     if world > 1 and zero != 3:
         add("DeepSpeed ZeRO-3 (shard weights, gradients and optimizer states)", {"zero_stage": 3}, True)
-    if not offloaded(knobs.str("offload_optimizer")):
+    if not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):
         stage = zero if zero in (1, 2, 3) else 2
         add(f"ZeRO-{stage} with the optimizer offloaded to CPU",
             {"zero_stage": stage, "offload_optimizer": "cpu"}, True)
-    if zero == 3 and not offloaded(knobs.str("offload_param")):
+    if zero == 3 and not offloaded(knobs.str(K.OFFLOAD_PARAM)):
         add("ZeRO-3 with parameters and optimizer offloaded to CPU",
             {"offload_optimizer": "cpu", "offload_param": "cpu"}, True)
-    if not knobs.bool("lora") and (knobs.int("bits") or 16) == 16:
+    if not knobs.bool(K.LORA) and (knobs.int(K.BITS) or 16) == 16:
         add("LoRA (train adapters, freeze the base)", {"lora": True}, False)
-    elif (knobs.int("bits") or 16) == 16:
+    elif (knobs.int(K.BITS) or 16) == 16:
         add("QLoRA (4-bit base)", {"lora": True, "bits": 4}, False)
-    seq = knobs.int("max_seq_length") or current.sequence_tokens
+    seq = knobs.int(K.MAX_SEQ_LENGTH) or current.sequence_tokens
     if seq and seq > SHORTEST_SUGGESTED_LENGTH:
         shorter = max(SHORTEST_SUGGESTED_LENGTH, seq // 2, current.image_tokens + TEXT_TOKENS_KEPT_NEXT_TO_IMAGES)
         if shorter < seq:
             add(f"shorter sequence: max length {seq} -> {shorter}", {"max_seq_length": shorter}, False)
-    tiles = knobs.int("image_tiles")
+    tiles = knobs.int(K.IMAGE_TILES)
     if tiles and tiles > 1:
         add(f"fewer image tiles: {tiles} -> {max(1, tiles // 2)}", {"image_tiles": max(1, tiles // 2)}, False)
     out.sort(key=lambda s: (not s.estimate.fits, not s.preserves_training, s.estimate.peak_gib))

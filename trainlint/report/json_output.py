@@ -20,6 +20,7 @@ from trainlint.core import (
     Unknown,
     Value,
 )
+from trainlint.knobs import K
 from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import (
     applicability_name,
@@ -127,7 +128,7 @@ def setting_document(setting: Setting, root: str) -> Json:
 
 
 def _world_size(run: TrainingRun) -> Value:
-    setting = run.setting("world_size")
+    setting = run.setting(K.WORLD_SIZE)
     return Unknown("world_size is not set") if setting is None else setting.value
 
 
