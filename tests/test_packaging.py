@@ -22,7 +22,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 from trainlint import __version__
-from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES
+from trainlint.core import DISCOVERED_SUFFIXES
 
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / ".pre-commit-hooks.yaml"
@@ -67,7 +67,7 @@ def test_the_hooks_skip_files_trainlint_never_reads(path):
 
 
 def test_the_check_hook_covers_the_suffixes_the_scan_discovers():
-    suffixes = SHELL_SUFFIXES | YAML_SUFFIXES | {".py", ".json"}
+    suffixes = DISCOVERED_SUFFIXES | {".py", ".json"}
     assert [suffix for suffix in sorted(suffixes) if not _runs_on(_hooks()["trainlint-check"], f"a/b{suffix}")] == []
 
 

@@ -100,7 +100,7 @@ def test_a_setting_says_whether_a_flag_wrote_it():
 @pytest.mark.parametrize("path, kind", [
     ("scripts/finetune.sh", FileKind.SHELL), ("run.SLURM", FileKind.SHELL), ("scripts/train", FileKind.SHELL),
     ("train.py", FileKind.PYTHON), ("ds_config/zero3.json", FileKind.JSON), ("examples/lora.YML", FileKind.YAML),
-    ("pyproject.toml", FileKind.TOML), ("README.md", None), ("launch.zsh", None),
+    ("pyproject.toml", FileKind.TOML), ("README.md", None), ("launch.zsh", FileKind.SHELL),
 ])
 def test_one_suffix_table_tells_a_file_kind(path, kind):
     assert file_kind(path) == kind
@@ -122,3 +122,9 @@ def test_every_knob_has_a_symbol_and_every_symbol_a_knob():
     assert sorted(member.value for member in K) == sorted(knob.name for knob in KNOBS)
     assert all(member.name == member.value.upper() for member in K)
     assert (f"{K.ZERO_STAGE}", {"zero_stage": 3}[K.ZERO_STAGE]) == ("zero_stage", 3)
+
+
+def test_a_folder_is_not_searched_for_zsh_scripts_though_a_named_one_reads_as_shell():
+    from trainlint.core import DISCOVERED_SUFFIXES
+
+    assert ".zsh" not in DISCOVERED_SUFFIXES and ".sh" in DISCOVERED_SUFFIXES and ".slurm" in DISCOVERED_SUFFIXES

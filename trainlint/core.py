@@ -131,13 +131,13 @@ class FileKind(str, Enum):
 
 
 # The one suffix table. Shell: bash scripts and the batch-system files that are bash scripts too
-# (`.slurm`, `.sbatch`). Not `.zsh`: the shell reader parses bash, and zsh expands words differently
-# (no splitting of unquoted `$ARGS`), so a folder is not searched for them; a script named explicitly is
-# read as a shell script whatever its suffix. A file without a suffix is a shell script (`scripts/train`),
+# (`.slurm`, `.sbatch`), and `.zsh` for the files that are named (suppressions, fixes): the shell reader
+# parses bash, and zsh expands words differently (no splitting of unquoted `$ARGS`), so a folder is not
+# searched for `.zsh` files. A file without a suffix is a shell script (`scripts/train`),
 # but folders are not searched for such files either: most of them (LICENSE, Makefile) are not scripts.
 _SUFFIX_KINDS = {
     ".sh": FileKind.SHELL, ".bash": FileKind.SHELL, ".slurm": FileKind.SHELL, ".sbatch": FileKind.SHELL,
-    "": FileKind.SHELL,
+    ".zsh": FileKind.SHELL, "": FileKind.SHELL,
     ".py": FileKind.PYTHON, ".pyi": FileKind.PYTHON,
     ".json": FileKind.JSON,
     ".yaml": FileKind.YAML, ".yml": FileKind.YAML,
@@ -156,7 +156,7 @@ def suffixes_of(*kinds: FileKind) -> frozenset:
 
 
 # What a folder is searched for: launchers and recipes (Python and JSON files are read when one refers to them).
-DISCOVERED_SUFFIXES = suffixes_of(FileKind.SHELL, FileKind.YAML)
+DISCOVERED_SUFFIXES = suffixes_of(FileKind.SHELL, FileKind.YAML) - {".zsh"}
 
 
 class Launcher(str, Enum):

@@ -7,22 +7,12 @@ Python's reader keeps its own libcst call (`trainlint.readers.python.loading`, w
 and caches what it reads); `formats.python` answers the whole-file questions."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from enum import Enum
 from typing import Callable, List, Mapping, Optional
 
+from trainlint.core import FileKind, file_kind, suffixes_of
 from trainlint.formats import json, python, shell, yaml
 from trainlint.formats.lines import Comment, Lines, LogicalLines
-
-
-class FileKind(str, Enum):
-    """A file's format. String-valued: the kind names are compared and printed as plain strings."""
-
-    SHELL = "shell"
-    PYTHON = "python"
-    JSON = "json"
-    YAML = "yaml"
 
 
 @dataclass(frozen=True)
@@ -40,18 +30,19 @@ def _format(kind: FileKind, module, suffixes) -> Format:
                   module.syntax_errors)
 
 
+# The suffixes come from the one table in trainlint.core; a file without a suffix is a shell script.
 FORMATS: Mapping[FileKind, Format] = {
-    FileKind.SHELL: _format(FileKind.SHELL, shell, {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}),
-    FileKind.PYTHON: _format(FileKind.PYTHON, python, {".py", ".pyi"}),
-    FileKind.JSON: _format(FileKind.JSON, json, {".json"}),
-    FileKind.YAML: _format(FileKind.YAML, yaml, {".yaml", ".yml"}),
+    FileKind.SHELL: _format(FileKind.SHELL, shell, suffixes_of(FileKind.SHELL) | {""}),
+    FileKind.PYTHON: _format(FileKind.PYTHON, python, suffixes_of(FileKind.PYTHON)),
+    FileKind.JSON: _format(FileKind.JSON, json, suffixes_of(FileKind.JSON)),
+    FileKind.YAML: _format(FileKind.YAML, yaml, suffixes_of(FileKind.YAML)),
 }
 
 
 def kind_of(path: str) -> Optional[FileKind]:
     """The format a file's name says it is in, or None for a name no format claims."""
-    suffix = os.path.splitext(path)[1].lower()
-    return next((kind for kind, found in FORMATS.items() if suffix in found.suffixes), None)
+    kind = file_kind(path)
+    return kind if kind in FORMATS else None
 
 
 def format_of(path: str) -> Optional[Format]:
