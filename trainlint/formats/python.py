@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import io
 import tokenize
-from typing import List, Optional, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from trainlint.formats.lines import Comment, Lines, LogicalLines, comment, hash_comments
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 KIND = "python"
 NAME = "Python"
 
 
 def parse(data: bytes) -> cst.Module:
+    import libcst as cst  # lazy: libcst costs ~300 ms to import and a warm scan may parse no Python
+
     return cst.parse_module(data)
 
 
@@ -67,6 +70,8 @@ def _byte_offset(lines: Lines, position: Tuple[int, int]) -> int:
 
 def syntax_errors(data: bytes) -> int:
     """1 when libcst rejects the text, else 0."""
+    import libcst as cst  # lazy, as in parse
+
     try:
         parse(data)
     except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError):

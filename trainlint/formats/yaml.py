@@ -3,13 +3,13 @@ logical lines beyond the physical ones."""
 from __future__ import annotations
 
 import io
-from typing import Iterator, List
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.nodes import Node
+from typing import TYPE_CHECKING, Iterator, List
 
 from trainlint.formats.lines import Comment, LogicalLines, hash_comments
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import Node
 
 KIND = "yaml"
 NAME = "YAML"
@@ -18,6 +18,8 @@ NAME = "YAML"
 def round_trip() -> YAML:
     """A parser that keeps every token's position and types scalars as YAML 1.2 does (unless the file
     says otherwise). One per read: ruamel's parser holds the state of the document it reads."""
+    from ruamel.yaml import YAML  # lazy: ruamel costs ~75 ms to import and most scans read no YAML
+
     return YAML(typ="rt")
 
 
@@ -39,6 +41,8 @@ def logical_lines(data: bytes) -> LogicalLines:
 
 def syntax_errors(data: bytes) -> int:
     """1 when ruamel rejects the text (any document of it), else 0."""
+    from ruamel.yaml.error import YAMLError  # lazy, as in round_trip
+
     try:
         list(round_trip().load_all(io.StringIO(data.decode("utf-8"))))
     except (YAMLError, UnicodeDecodeError, ValueError):

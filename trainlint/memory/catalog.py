@@ -158,15 +158,42 @@ def _candidates(name: str) -> Iterable[str]:
     return seen
 
 
+# The catalog is read-only packaged data, so the indexes and answers below are memoised once per process:
+# immutable values derived from immutable data, not mutable global state. A scan asks about the same few
+# names thousands of times (every job, every entry script), and each uncached ask normalised every alias.
+
+
+@lru_cache(maxsize=None)
+def _aliases_by_name(kinds: Tuple[str, ...]) -> Mapping[str, ModelSpec]:
+    """Normalised key, repo id and aliases of every catalog model of these kinds (first spelling wins)."""
+    by_name: Dict[str, ModelSpec] = {}
+    for spec in _catalog():
+        if spec.kind in kinds:
+            for alias in (spec.key, spec.hf_repo, *spec.aliases):
+                by_name.setdefault(_norm(alias), spec)
+    return by_name
+
+
+@lru_cache(maxsize=None)
+def _fuzzy_patterns(kinds: Tuple[str, ...]) -> Tuple[Tuple[int, "re.Pattern[str]", ModelSpec], ...]:
+    """For the fuzzy match: each alias long enough to mean something, as a whole-token pattern."""
+    return tuple(
+        (len(alias), re.compile(r"(^|[^a-z0-9.])" + re.escape(alias) + r"($|[^a-z0-9.])"), spec)
+        for alias, spec in _aliases_by_name(kinds).items()
+        if "/" not in alias and len(alias) >= 4
+    )
+
+
 def find_model(name: str, kinds: Tuple[str, ...] = ("llm", "vlm", "encoder")) -> Optional[ModelSpec]:
     """Catalog lookup by HF repo id, alias, or the longest alias contained in the name."""
     if not name or not name.strip():
         return None
-    specs = [s for s in _catalog() if s.kind in kinds]
-    by_name: Dict[str, ModelSpec] = {}
-    for spec in specs:
-        for alias in (spec.key, spec.hf_repo, *spec.aliases):
-            by_name.setdefault(_norm(alias), spec)
+    return _find_model(name, tuple(kinds))
+
+
+@lru_cache(maxsize=4096)
+def _find_model(name: str, kinds: Tuple[str, ...]) -> Optional[ModelSpec]:
+    by_name = _aliases_by_name(kinds)
     candidates = list(_candidates(name))
     for candidate in candidates:
         if candidate in by_name:
@@ -174,12 +201,10 @@ def find_model(name: str, kinds: Tuple[str, ...] = ("llm", "vlm", "encoder")) ->
     # Fuzzy: the longest alias that appears as a whole token run inside a candidate.
     best: Optional[Tuple[int, ModelSpec]] = None
     for candidate in candidates:
-        for alias, spec in by_name.items():
-            if "/" in alias or len(alias) < 4:
-                continue
-            if re.search(r"(^|[^a-z0-9.])" + re.escape(alias) + r"($|[^a-z0-9.])", candidate):
-                if best is None or len(alias) > best[0]:
-                    best = (len(alias), spec)
+        for length, pattern, spec in _fuzzy_patterns(kinds):
+            if pattern.search(candidate):
+                if best is None or length > best[0]:
+                    best = (length, spec)
     return best[1] if best else None
 
 

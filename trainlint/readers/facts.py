@@ -7,6 +7,11 @@ from typing import Mapping, Optional, Tuple
 
 from trainlint.core import Diagnostic, Launcher, Origin, Setting, Value
 
+# FieldDefault.owner of the arguments DeepSpeed adds: they are DeepSpeed's, not the script's settings.
+DEEPSPEED_ARGUMENTS_OWNER = "deepspeed.add_config_arguments"
+# The callee recorded with the keywords of a config builder whose result reaches deepspeed.initialize.
+DEEPSPEED_ENGINE_CALLEE = "deepspeed.initialize"
+
 
 # ---------------------------------------------------------------- shell
 @dataclass(frozen=True)

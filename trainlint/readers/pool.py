@@ -11,9 +11,20 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from trainlint.cache import FactCache
 from trainlint.readers.deepspeed import read_json_config
-from trainlint.readers.python import read_python
 from trainlint.readers.shell import read_shell
-from trainlint.readers.yaml import read_yaml_config
+
+
+def read_python(path: Path) -> Any:
+    from trainlint.readers.python import read_python as read  # lazy: libcst (~300 ms) only when Python is parsed
+
+    return read(path)
+
+
+def read_yaml_config(path: Path) -> Any:
+    from trainlint.readers.yaml import read_yaml_config as read  # lazy: ruamel only when YAML is parsed
+
+    return read(path)
+
 
 READERS: Dict[str, Callable[[Path], Any]] = {
     "shell": read_shell, "python": read_python, "yaml": read_yaml_config, "json": read_json_config,

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.readers.facts import (
+    DEEPSPEED_ARGUMENTS_OWNER,
     DataclassInfo,
     FieldDefault,
     Keyword,
@@ -15,7 +16,6 @@ from trainlint.readers.facts import (
     PythonModule,
     TrainerCall,
 )
-from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER
 from trainlint.readers.source import display_path
 from trainlint.resolution.workspace import Workspace
 

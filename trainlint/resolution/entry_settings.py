@@ -7,8 +7,7 @@ from typing import Dict, Mapping, Optional
 
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import K, coerce, knob_for
-from trainlint.readers.facts import Keyword
-from trainlint.readers.python.deepspeed_calls import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
+from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, Keyword
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.precedence import Candidates

@@ -17,11 +17,9 @@ from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, Setting, SourceKind, Unknown
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
-from trainlint.readers.python import read_python, resolve_import
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, safe_resolve
-from trainlint.readers.yaml import read_yaml_config
 
 T = TypeVar("T")
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
@@ -181,12 +179,12 @@ class Workspace:
                           lambda problem: ShellScript(path=problem.path, launches=(), diagnostics=(problem,)))
 
     def python(self, path: Path) -> PythonModule:
-        return self._read("python", path, self._python, read_python,
+        return self._read("python", path, self._python, _read_python,
                           lambda problem: PythonModule(path=problem.path, diagnostics=(problem,)))
 
     def config(self, path: Path) -> ConfigFile:
         is_yaml = path.suffix.lower() in (".yaml", ".yml")
-        reader = read_yaml_config if is_yaml else read_json_config
+        reader = _read_yaml_config if is_yaml else read_json_config
         return self._read("yaml" if is_yaml else "json", path, self._config, reader,
                           lambda problem: _unread_config(problem, is_yaml))
 
@@ -286,9 +284,23 @@ class Workspace:
         return None
 
     def module(self, dotted: str, importer: Path, dirs: Iterable[Path]) -> Optional[Path]:
+        from trainlint.readers.python import resolve_import  # lazy: the package imports libcst (~300 ms)
+
         allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
         found = resolve_import(dotted, str(importer), [str(d) for d in allowed])
         return Path(found) if found else None
+
+
+def _read_python(path: Path) -> PythonModule:
+    from trainlint.readers.python import read_python  # lazy: libcst only when a file is parsed, not on a cache hit
+
+    return read_python(path)
+
+
+def _read_yaml_config(path: Path) -> ConfigFile:
+    from trainlint.readers.yaml import read_yaml_config  # lazy: ruamel only when a YAML file is parsed
+
+    return read_yaml_config(path)
 
 
 def file_stamp(path: Path) -> Tuple[int, ...]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import List, Sequence, Union
-
-import libcst as cst
+from typing import TYPE_CHECKING, List, Sequence, Union
 
 from trainlint.core import Edit, Setting, TrainingRun, Value
 from trainlint.fixers.editors.common import CannotRender, ReadBytes, Refused, check_scalar, read_or_refuse, spelling
 from trainlint.fixers.edits import narrowed
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 _CONFIG_CALLEES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
                    "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig")
@@ -18,6 +19,8 @@ _CONFIG_CALLEES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig",
 
 def python_value(raw: str, new: Value) -> str:
     """A Python literal; a string keeps the old literal's quote character."""
+    import libcst as cst  # lazy: libcst (~300 ms) only when a fix renders a Python value, not for `check`
+
     check_scalar(new)
     if isinstance(new, (bool, int)) or new is None:
         text = repr(new)
@@ -52,6 +55,8 @@ def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
 def insert_keyword(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -> Edit:
     """A new keyword in the entry script's `TrainingArguments(...)` call, written through libcst so
     the call keeps its layout (the new keyword copies the spacing of the ones before it)."""
+    import libcst as cst  # lazy, as in python_value
+
     from trainlint.readers.python import read_python
 
     calls = []
@@ -80,6 +85,8 @@ def insert_keyword(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes
 
 
 def _with_keyword(args: List[cst.Arg], name: str, value: cst.BaseExpression) -> Sequence[cst.Arg]:
+    import libcst as cst  # lazy, as in python_value
+
     keywords = [arg for arg in args if arg.keyword is not None]
     equal: Union[cst.AssignEqual, cst.MaybeSentinel] = keywords[-1].equal if keywords else cst.AssignEqual(
         whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

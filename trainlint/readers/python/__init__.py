@@ -13,7 +13,20 @@ extractors it feeds: `argument_classes`, `argparse_args`, `config_calls`, `eval_
 `imports` (with `resolve_import`, which the cross-module resolution uses).
 """
 
-from trainlint.readers.python.imports import resolve_import
-from trainlint.readers.python.loading import read_python
+from typing import Any
 
 __all__ = ["read_python", "resolve_import"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy re-exports: both modules import libcst (~300 ms), which a scan served from the cache never needs,
+    # and importing any submodule (say, for a constant) runs this package first.
+    if name == "read_python":
+        from trainlint.readers.python.loading import read_python
+
+        return read_python
+    if name == "resolve_import":
+        from trainlint.readers.python.imports import resolve_import
+
+        return resolve_import
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,14 +15,15 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from trainlint.core import Setting, SourceKind
-from trainlint.readers.facts import FieldDefault, Keyword
+from trainlint.readers.facts import (  # the DeepSpeed names live with the facts: resolution reads them without libcst
+    DEEPSPEED_ARGUMENTS_OWNER,
+    DEEPSPEED_ENGINE_CALLEE,  # noqa: F401 (re-exported: the collector imports it from here)
+    FieldDefault,
+    Keyword,
+)
 from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name
 from trainlint.readers.python.values import ValueReader
 
-# FieldDefault.owner of the arguments DeepSpeed adds: they are DeepSpeed's, not the script's settings.
-DEEPSPEED_ARGUMENTS_OWNER = "deepspeed.add_config_arguments"
-# The callee recorded with the keywords of a config builder whose result reaches deepspeed.initialize.
-DEEPSPEED_ENGINE_CALLEE = "deepspeed.initialize"
 # (option, type): the switch and the config path, current and legacy spellings.
 _CONFIG_ARGUMENTS = (("--deepspeed", "bool"), ("--deepspeed_config", "str"),
                      ("--deepscale", "bool"), ("--deepscale_config", "str"))

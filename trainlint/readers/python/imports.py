@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from trainlint.readers.facts import ImportInfo
-from trainlint.readers.python.context import Context, empty_origin
-from trainlint.readers.python.expressions import dotted_name, is_main_guard, last_name
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from trainlint.readers.python.context import Context
 
 
 def resolve_import(module: str, importer_path: str, search_roots: List[str]) -> Optional[str]:
@@ -55,6 +56,10 @@ def _module_file(base: Path, parts: Sequence[str]) -> Optional[str]:
 
 def import_infos(ctx: Context, node: cst.Import) -> List[ImportInfo]:
     """`import a.b, c`: one ImportInfo per module named."""
+    # lazy: resolve_import is pure path logic that a cached scan calls without needing libcst (~300 ms)
+    from trainlint.readers.python.context import empty_origin
+    from trainlint.readers.python.expressions import dotted_name
+
     found = []
     for alias in node.names:
         module = dotted_name(alias.name)
@@ -66,6 +71,11 @@ def import_infos(ctx: Context, node: cst.Import) -> List[ImportInfo]:
 
 def import_from_info(ctx: Context, node: cst.ImportFrom) -> Optional[ImportInfo]:
     """`from ..a import b, c` (relative dots kept in the module name), or None when it names no module."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.context import empty_origin
+    from trainlint.readers.python.expressions import dotted_name
+
     dots = "".join("." for _ in node.relative)
     written = dotted_name(node.module) if node.module is not None else ""
     if written is None:
@@ -83,6 +93,10 @@ def import_from_info(ctx: Context, node: cst.ImportFrom) -> Optional[ImportInfo]
 
 def main_calls(ctx: Context) -> Tuple[str, ...]:
     """Functions called when the file runs: at module level (plain names) and under the main guard."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.expressions import is_main_guard
+
     found: List[str] = []
     for statement in ctx.module.body:
         if isinstance(statement, cst.If) and is_main_guard(statement.test):
@@ -94,6 +108,10 @@ def main_calls(ctx: Context) -> Tuple[str, ...]:
 
 def _called_in(block: cst.CSTNode, dotted_ok: bool) -> List[str]:
     """Outermost calls of the simple statements in a block (`main()`, `x = train()`, `fire.Fire(main)`)."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.expressions import dotted_name, last_name
+
     names: List[str] = []
 
     class Calls(cst.CSTVisitor):
