@@ -216,3 +216,13 @@ def test_a_multi_node_launch_larger_than_the_gpus_given_is_a_warning_not_a_start
     one = [f for f in lint([single], make_target("a100-80gb", None, 4)).findings if f.code == "TL112"]
     assert [f.severity.value for f in multi] == ["warning"] and "2 nodes × 8 GPUs" in multi[0].message
     assert [f.severity.value for f in one] == ["error"] and "fails at start-up" in one[0].message
+
+
+def test_a_gpu_count_an_environment_may_replace_is_a_warning(tmp_path) -> None:
+    # `GPUS=${GPUS:-16}`: the job's environment usually sets GPUS; 16 is only the script's fallback.
+    (tmp_path / "train.sh").write_text(
+        "#!/bin/bash\nGPUS=${GPUS:-16}\n"
+        "torchrun --nnodes 1 --nproc_per_node ${GPUS} train.py \\\n"
+        "    --model_name_or_path lmsys/vicuna-7b-v1.5 --per_device_train_batch_size 1 --bf16 True\n")
+    found = [f for f in lint([tmp_path], make_target("a100-80gb", None, 8)).findings if f.code == "TL112"]
+    assert [f.severity.value for f in found] == ["warning"]

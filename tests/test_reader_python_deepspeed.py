@@ -168,3 +168,14 @@ def test_a_scripts_own_deepspeed_switch_is_not_a_config_path(tmp_path):
                           "run.sh": "deepspeed --num_gpus 2 bench.py --deepspeed --per_device_train_batch_size 4\n"})
     [run] = _runs(tmp_path, "run.sh")
     assert "deepspeed" not in run.settings and not run.diagnostics
+
+
+def test_a_parser_extended_by_deepspeed_at_module_level_accepts_its_flags(tmp_path):
+    # The statement `parser = deepspeed.add_config_arguments(parser)` sits at module level, where the
+    # prefilter decides what libcst reads: the flags it adds must still reach the parser.
+    from trainlint.linter import lint, make_target
+
+    shutil.copytree(SAMPLES / "python" / "ds_module_level", tmp_path / "job")
+    result = lint([tmp_path / "job"], make_target("a100-80gb", None, 1))
+    assert len(result.scan.runs) == 1
+    assert [f.message for f in result.findings if f.code in ("TL302", "TL305")] == []

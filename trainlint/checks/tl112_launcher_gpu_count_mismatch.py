@@ -5,9 +5,9 @@ from typing import Iterable
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Severity, TrainingRun
 from trainlint.knobs import K
-from trainlint.memory.plans import launcher_gpu_count
+from trainlint.memory.plans import LauncherCount, launcher_gpu_count
 
 
 class LauncherGpuCountMismatch(Rule):
@@ -77,6 +77,11 @@ class LauncherGpuCountMismatch(Rule):
             consequence = (f"it spans {stated.nodes} nodes × {per_node} GPUs, more than the {ctx.num_gpus} "
                            "GPUs given")
             severity = Severity.WARNING
+        elif stated.count > ctx.num_gpus and not _certain_single_node(run, stated):
+            consequence = (f"it states {stated.count} processes where {ctx.num_gpus} GPUs are given; whether that "
+                           "fails depends on what the launch reaches (its nodes, or an environment that sets the "
+                           "count)")
+            severity = Severity.WARNING
         elif stated.count > ctx.num_gpus:
             consequence = (f"starting {stated.count} processes on {ctx.num_gpus} GPUs fails at start-up")
             severity = Severity.ERROR
@@ -94,3 +99,17 @@ class LauncherGpuCountMismatch(Rule):
         fix = Fix(Applicability.SAFE, f"set the GPU count to {ctx.num_gpus} and scale gradient accumulation to keep "
                                       f"the global batch", tuple(changes))
         yield self.finding(run, message, severity=severity, at=stated.source, fix=fix)
+
+
+# Launchers that start every process on the one machine they run on.
+_PER_NODE_LAUNCHERS = frozenset({Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_LAUNCH,
+                                 Launcher.TORCH_DISTRIBUTED_RUN, Launcher.ACCELERATE})
+
+
+def _certain_single_node(run: TrainingRun, stated: LauncherCount) -> bool:
+    """Whether the count certainly starts on this one machine: a per-node launcher (not srun or mpirun, which
+    spread processes over hosts), one node, and a count no environment replaces (not a `${GPUS:-16}` fallback)."""
+    world = run.setting(K.WORLD_SIZE)
+    chain = (*stated.source.chain(), *(world.chain() if world is not None else ()))
+    return (run.launcher in _PER_NODE_LAUNCHERS and stated.nodes == 1
+            and not any(setting.fallback is not None for setting in chain))

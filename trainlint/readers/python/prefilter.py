@@ -19,6 +19,7 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.readers.python.argument_classes import HF_PARSERS
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
@@ -36,6 +37,10 @@ DISPATCHED_CALLS = frozenset(
         "_set_gradient_checkpointing",
         "prepare_model_for_kbit_training",
         "get_peft_model",
+        # deepspeed_calls.py: the parser DeepSpeed extends, and the engine a config built in code reaches
+        # (the builder call sits in the same statement, the function that calls deepspeed.initialize).
+        DEEPSPEED_ARGUMENTS_OWNER.rsplit(".", 1)[-1],
+        DEEPSPEED_ENGINE_CALLEE.rsplit(".", 1)[-1],
     }
 )
 ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"})
