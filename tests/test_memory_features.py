@@ -116,3 +116,16 @@ def test_catalog_families_resolve_with_published_dimensions():
         computed = spec.layers * spec.layer_params + spec.vocab * spec.hidden * (1 if spec.tied else 2)
         if "moe" not in spec.source and "experts" not in spec.source:
             assert abs(computed / spec.params - 1) < 0.03, name
+
+
+def test_an_unsharded_verdict_on_a_recipe_read_on_its_own_is_a_warning(tmp_path):
+    # A LLaMA-Factory recipe started with `accelerate launch --config_file fsdp.yaml ... recipe.yaml`: the
+    # recipe alone names no sharding, so "no sharding" is an assumption, and the verdict only a warning.
+    from trainlint.linter import lint, make_target
+
+    (tmp_path / "qwen3_full_sft.yaml").write_text(
+        "model_name_or_path: Qwen/Qwen3-8B\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+        "cutoff_len: 2048\nper_device_train_batch_size: 8\ngradient_accumulation_steps: 1\nbf16: true\n")
+    found = [f for f in lint([tmp_path], make_target("a100-80gb", None, 8)).findings if f.code == "TL108"]
+    assert [f.severity.value for f in found] == ["warning"]
+    assert "the command that starts it may add an accelerate FSDP or DeepSpeed config" in found[0].message

@@ -6,7 +6,18 @@ from typing import Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks.base import CheckContext
-from trainlint.core import Fallback, ModelSource, ReplacedBy, Severity, TrainingRun, Unknown, Value
+from trainlint.core import (
+    Fallback,
+    FileKind,
+    ModelSource,
+    ReplacedBy,
+    Severity,
+    ShardingEngine,
+    TrainingRun,
+    Unknown,
+    Value,
+    file_kind,
+)
 from trainlint.knobs import K
 from trainlint.memory import (
     MODEL_STATE_TERMS,
@@ -111,7 +122,17 @@ def assumption_note(run: TrainingRun) -> str:
         if upstream.fallback is not None:
             notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.fallback)}")
             break
+    if _unsharded_recipe_on_its_own(run):
+        notes.append("no sharding, as the recipe reads on its own (the command that starts it may add an "
+                     "accelerate FSDP or DeepSpeed config)")
     return "".join(f", with {note}" for note in notes)
+
+
+def _unsharded_recipe_on_its_own(run: TrainingRun) -> bool:
+    """A YAML recipe found by itself, with no DeepSpeed config of its own: `accelerate launch --config_file
+    fsdp.yaml ... recipe.yaml` or `deepspeed ... recipe.yaml` may shard it, and no launcher says which."""
+    zero = run.setting(K.ZERO_STAGE)
+    return (file_kind(run.path) == FileKind.YAML and zero is not None and zero.engine == ShardingEngine.NONE)
 
 
 def _who_may_replace(fallback: Fallback) -> str:
