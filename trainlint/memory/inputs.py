@@ -243,12 +243,18 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     )
 
 
-def _per_device_batch(knobs: KnobReader, notes: EstimateNotes) -> int:
-    batch = knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE)
-    if batch is None or batch < 1:
-        notes.unknown("batch", "per-device batch size unknown: assumed 1")
+def _count_or_one(knobs: KnobReader, knob: str, notes: EstimateNotes, topic: str, assumed: str) -> int:
+    """A count the estimate needs (a batch, a world size), or 1 with the assumption said."""
+    count = knobs.int(knob)
+    if count is None or count < 1:
+        notes.unknown(topic, assumed)
         return 1
-    return batch
+    return count
+
+
+def _per_device_batch(knobs: KnobReader, notes: EstimateNotes) -> int:
+    return _count_or_one(knobs, K.PER_DEVICE_TRAIN_BATCH_SIZE, notes, "batch",
+                         "per-device batch size unknown: assumed 1")
 
 
 def _batch_multiplier(run: TrainingRun, notes: EstimateNotes) -> int:
@@ -265,11 +271,8 @@ def _batch_multiplier(run: TrainingRun, notes: EstimateNotes) -> int:
 
 
 def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
-    world = knobs.int(K.WORLD_SIZE)
-    if world is None or world < 1:
-        notes.unknown("world_size", "world size unknown: assumed 1 GPU (no sharding across GPUs)")
-        return 1
-    return world
+    return _count_or_one(knobs, K.WORLD_SIZE, notes, "world_size",
+                         "world size unknown: assumed 1 GPU (no sharding across GPUs)")
 
 
 def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
