@@ -129,3 +129,18 @@ def test_an_unsharded_verdict_on_a_recipe_read_on_its_own_is_a_warning(tmp_path)
     found = [f for f in lint([tmp_path], make_target("a100-80gb", None, 8)).findings if f.code == "TL108"]
     assert [f.severity.value for f in found] == ["warning"]
     assert "the command that starts it may add an accelerate FSDP or DeepSpeed config" in found[0].message
+
+
+def test_fsdp_activation_checkpointing_in_an_axolotl_recipe_counts_as_checkpointing(tmp_path):
+    # axolotl FSDP recipes turn checkpointing on inside `fsdp_config`; a second switch
+    # (`gradient_checkpointing: true`) would be refused by the Trainer, so none may be proposed.
+    from trainlint.linter import lint, make_target
+
+    (tmp_path / "fsdp.yaml").write_text(
+        "base_model: meta-llama/Llama-3.2-3B\nsequence_len: 8192\nmicro_batch_size: 2\n"
+        "gradient_accumulation_steps: 1\nbf16: true\nfsdp:\n  - full_shard\n  - auto_wrap\n"
+        "fsdp_config:\n  fsdp_version: 2\n  fsdp_activation_checkpointing: true\n")
+    result = lint([tmp_path], make_target("a100-80gb", None, 8))
+    [run] = result.scan.runs
+    assert run.value("gradient_checkpointing") is True
+    assert not [f for f in result.findings if f.code == "TL102"]

@@ -149,7 +149,10 @@ KNOBS: Tuple[Knob, ...] = (
         "activation (gradient) checkpointing",
         {
             ARGS: ("gradient_checkpointing", "checkpoint-activations", "recompute-activations"),
-            AXOLOTL: ("gradient_checkpointing",),
+            # FSDP's own activation checkpointing is checkpointing too (the Trainer refuses both at once).
+            AXOLOTL: ("gradient_checkpointing", "fsdp_config.activation_checkpointing",
+                      "fsdp_config.fsdp_activation_checkpointing"),
+            ACCELERATE: ("fsdp_config.fsdp_activation_checkpointing",),
         },
         False,
         aliases=(("offload", True), ("offload_disk", True), ("unsloth", True)),
