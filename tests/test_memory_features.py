@@ -144,3 +144,12 @@ def test_fsdp_activation_checkpointing_in_an_axolotl_recipe_counts_as_checkpoint
     [run] = result.scan.runs
     assert run.value("gradient_checkpointing") is True
     assert not [f for f in result.findings if f.code == "TL102"]
+
+
+def test_an_axolotl_fp8_recipe_is_not_an_fp32_job(tmp_path):
+    from trainlint.linter import lint, make_target
+
+    (tmp_path / "fp8.yaml").write_text("base_model: meta-llama/Llama-3.2-3B\nsequence_len: 512\n"
+                                       "micro_batch_size: 1\ngradient_accumulation_steps: 1\nfp8: true\n")
+    result = lint([tmp_path], make_target("a100-80gb", None, 8))
+    assert [f for f in result.findings if f.code == "TL105"] == []

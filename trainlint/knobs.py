@@ -26,6 +26,7 @@ class K(str, Enum):
     NUM_NODES = "num_nodes"
     GRADIENT_CHECKPOINTING = "gradient_checkpointing"
     BF16 = "bf16"
+    FP8 = "fp8"
     FP16 = "fp16"
     TF32 = "tf32"
     MIXED_PRECISION = "mixed_precision"
@@ -159,6 +160,8 @@ KNOBS: Tuple[Knob, ...] = (
     ),
     Knob(K.BF16, bool, "bf16 mixed precision", {ARGS: ("bf16",), AXOLOTL: ("bf16",)}, False),
     Knob(K.FP16, bool, "fp16 mixed precision", {ARGS: ("fp16",), AXOLOTL: ("fp16",)}, False),
+    # axolotl's float8 training (torchao): matmuls in fp8 under 16-bit autocast, so not an fp32 job.
+    Knob(K.FP8, bool, "fp8 mixed precision", {AXOLOTL: ("fp8",)}, False),
     Knob(K.TF32, bool, "TF32 matmuls", {ARGS: ("tf32",), AXOLOTL: ("tf32",)}),
     Knob(K.MIXED_PRECISION, str, "accelerate mixed precision", {ACCELERATE: ("mixed_precision",)}),
     Knob(K.EVAL_STRATEGY, str, "when evaluation runs", {ARGS: ("eval_strategy", "evaluation_strategy")}, "no"),

@@ -55,7 +55,7 @@ class NoMixedPrecision(Rule):
         bf16, fp16 = precision(run)
         if bf16 is not False or fp16 is not False:
             return
-        if run.known(K.MIXED_PRECISION) in ("bf16", "fp16", "fp8"):
+        if run.known(K.MIXED_PRECISION) in ("bf16", "fp16", "fp8") or run.known(K.FP8):
             return
         dtype = run.known(K.TORCH_DTYPE)
         if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known(K.LOAD_IN_4BIT) or run.known(K.LOAD_IN_8BIT):

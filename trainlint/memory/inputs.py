@@ -276,7 +276,7 @@ def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
 
 
 def _mixed_precision(knobs: KnobReader, notes: EstimateNotes) -> bool:
-    if knobs.bool(K.BF16) or knobs.bool(K.FP16):
+    if knobs.bool(K.BF16) or knobs.bool(K.FP16) or knobs.bool(K.FP8):
         return True
     if knobs.str(K.BF16) == "auto" or knobs.str(K.FP16) == "auto":
         # axolotl's `bf16: auto` trains in bf16 where the GPU has it and in fp16 elsewhere: 16-bit either way.
