@@ -69,3 +69,26 @@ def test_a_script_in_a_home_folder_is_another_checkout_not_a_missing_file(tmp_pa
     # Not read: the refusal is the only thing said about it (information, not a missing file).
     assert {d.kind for d in run.diagnostics} <= {DiagnosticKind.OUTSIDE_TREE}
     assert run.settings["zero_stage"].value == 2
+
+
+def test_a_module_told_to_checkpoint_in_code_counts_as_checkpointing_on(tmp_path):
+    # InternVL-style entry scripts switch checkpointing on per sub-module; a fix must not add a second
+    # switch (`--gradient_checkpointing True`), and the memory model must count checkpointing as on.
+    write_tree(tmp_path, {
+        "run.sh": "torchrun --nproc_per_node 4 train.py --model_name_or_path lmsys/vicuna-7b-v1.5 "
+                  "--per_device_train_batch_size 4 --bf16 True\n",
+        "train.py": (
+            "from dataclasses import dataclass, field\n"
+            "import transformers\n\n"
+            "@dataclass\nclass ModelArguments:\n    model_name_or_path: str = field(default='x')\n\n"
+            "def main():\n"
+            "    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+            "    model_args, training_args = parser.parse_args_into_dataclasses()\n"
+            "    model = build(model_args)\n"
+            "    model.vision_model.encoder.gradient_checkpointing = True\n"
+            "    model.language_model.gradient_checkpointing = True\n\n"
+            "if __name__ == '__main__':\n    main()\n"),
+    })
+    [run] = _runs(tmp_path, "run.sh")
+    setting = run.settings["gradient_checkpointing"]
+    assert setting.value is True and setting.kind.value == "set in code after parsing"

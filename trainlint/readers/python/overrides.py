@@ -15,7 +15,7 @@ from trainlint.readers.facts import Keyword, Override
 from trainlint.readers.python.context import Branch, condition_reason
 from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name, literal_value
 from trainlint.readers.python.findings import Findings
-from trainlint.readers.python.values import ValueReader
+from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME, ValueReader
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,21 @@ class OverrideReader:
     def assignment(self, target: cst.BaseExpression, value: CstExpr, statement: cst.CSTNode) -> None:
         self.attribute_override(target, value, statement)
         self.attention_assignment(target, value)
+        self.module_checkpointing_assignment(target, value, statement)
+
+    def module_checkpointing_assignment(self, target: cst.BaseExpression, value: CstExpr,
+                                        statement: cst.CSTNode) -> None:
+        """`model.vision_model.encoder.gradient_checkpointing = True`: a module told to checkpoint in code
+        (InternVL's entry scripts), which is checkpointing on as much as `gradient_checkpointing_enable()`.
+        An argument namespace's field (`training_args.gradient_checkpointing = ...`) is a plain override."""
+        if not (isinstance(target, cst.Attribute) and target.attr.value == "gradient_checkpointing"):
+            return
+        owner = target.value
+        if isinstance(owner, cst.Name) and CONVENTIONAL_ARGS_NAME.match(owner.value):
+            return
+        if literal_value(value) is True:
+            text = self.ctx.text(target)
+            self.add_override("gradient_checkpointing", True, statement, self.ctx.text(owner), f"{text} = True")
 
     def attention_assignment(self, target: cst.BaseExpression, value: CstExpr) -> None:
         """`config.llm_config.attn_implementation = 'flash_attention_2'`: a model config told its

@@ -153,7 +153,7 @@ def _is_dataclass(decorator: ast.expr) -> bool:
 def _overrides(target: ast.expr, args_names: FrozenSet[str], attention_too: bool) -> bool:
     if not isinstance(target, ast.Attribute):
         return False
-    if attention_too and target.attr in ATTENTION_ATTRIBUTES:
+    if attention_too and (target.attr in ATTENTION_ATTRIBUTES or target.attr == "gradient_checkpointing"):
         return True
     owner = target.value
     return isinstance(owner, ast.Name) and (owner.id in args_names or bool(CONVENTIONAL_ARGS_NAME.match(owner.id)))
