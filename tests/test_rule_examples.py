@@ -84,3 +84,12 @@ def test_memory_saving_optimizers_give_no_model_state_verdict(tmp_path, cli):
     assert "TL108" not in cli.codes(tmp_path, "galore.yaml", "--gpu", "a100-40gb")
     (tmp_path / "full.yaml").write_text(recipe.replace("use_galore: true\n", ""))
     assert "TL108" in cli.codes(tmp_path, "full.yaml", "--gpu", "a100-40gb")
+
+
+def test_the_rule_command_shows_where_an_example_fires_and_what_its_fix_rewrites(tmp_path, cli):
+    code, out, _ = cli.run(tmp_path, "rule", "TL201")
+    assert code == 0
+    assert "(`trainlint check .`) at `ds.json:1:36`" in out
+    assert "`trainlint fix . --select TL201` rewrites `ds.json`:" in out
+    assert '  -{"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1,' in out
+    assert '  +{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",' in out
