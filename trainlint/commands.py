@@ -264,7 +264,10 @@ def run_rule(args: Namespace) -> int:
         rules = [found]
     else:
         raise UsageError("give a rule code (TL101) or --all")
-    blocks = [f"# {r.code} {r.name} ({r.severity.value})\n\n{r.summary}.\n\n{r.docs()}\n" for r in rules]
+    from trainlint.checks.docs import examples_markdown
+
+    blocks = [f"# {r.code} {r.name} ({r.severity.value})\n\n{r.summary}.\n\n{r.docs()}\n\n"
+              f"{examples_markdown(r, heading_level=2)}" for r in rules]
     _write("\n".join(blocks), None)
     return ExitCode.CLEAN
 

@@ -22,12 +22,17 @@ from trainlint.memory.gpus import Gpu
 @dataclass(frozen=True)
 class Example:
     """A small job a rule documents: files by relative path, the CLI target options, and whether
-    the rule fires on it. Tests are generated from these."""
+    the rule fires on it. A firing example pins where: `at` is the finding's "path:line:column" (the
+    path alone for a finding without a line), and `fixed` holds the files that `trainlint fix` with
+    the same options (only this rule selected) changes, as they read afterwards. Tests are generated
+    from these."""
 
     title: str
     files: Mapping[str, str]
     fires: bool
     options: Tuple[str, ...] = ()
+    at: Optional[str] = None
+    fixed: Optional[Mapping[str, str]] = None
 
 
 @dataclass(frozen=True)

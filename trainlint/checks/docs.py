@@ -7,6 +7,7 @@ A rule documents itself in its class docstring, in four `##` sections (What it d
 bad / Example / Fix safety); its tested examples (`Rule.examples`) are listed after them."""
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -84,10 +85,42 @@ def anchor(code: str) -> str:
     return code.lower()
 
 
-def _example_line(example: Example) -> str:
+def _fix_command(rule: Rule, example: Example) -> str:
+    return " ".join(("trainlint fix .", *example.options, "--select", rule.code))
+
+
+def _changed_lines(before: str, after: str) -> List[str]:
+    """The removed and added lines of a file, without context or hunk headers: a fix changes a few."""
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return [line for line in diff if line[:1] in "-+" and not line.startswith(("---", "+++"))]
+
+
+def example_lines(rule: Rule, example: Example) -> List[str]:
+    """One example as a list item: its verdict and command, where it fires, and what the fix rewrites."""
     verdict = "fires" if example.fires else "stays quiet"
     command = " ".join(("trainlint check .", *example.options))
-    return f"- {verdict}: {example.title} (`{command}`)"
+    where = f" at `{example.at}`" if example.at else ""
+    lines = [f"- {verdict}: {example.title} (`{command}`){where}"]
+    for path, after in sorted((example.fixed or {}).items()):
+        lines += ["", f"  `{_fix_command(rule, example)}` rewrites `{path}`:", "", "  ```diff"]
+        lines += [f"  {line}" for line in _changed_lines(example.files.get(path, ""), after)]
+        lines += ["  ```", ""]
+    return lines
+
+
+def examples_markdown(rule: Rule, heading_level: int = 3) -> str:
+    """The rule's tested examples under a heading of `heading_level` (that of the documentation's sections),
+    for docs/rules.md and `trainlint rule CODE`."""
+    if not rule.examples:
+        return ""
+    module = type(rule).__module__.replace(".", "/") + ".py"
+    lines = ["#" * heading_level + " Tested examples", "",
+             f"Each is a small job in `{module}`; the test suite checks that the rule fires on it or not, "
+             f"where it fires, and what its fix rewrites.", ""]
+    for example in rule.examples:
+        lines += example_lines(rule, example)
+    kept = [line for index, line in enumerate(lines) if line or (index and lines[index - 1])]
+    return "\n".join(kept).rstrip("\n") + "\n"
 
 
 def rule_markdown(rule: Rule) -> str:
@@ -95,10 +128,7 @@ def rule_markdown(rule: Rule) -> str:
     lines = [f"## {rule.code}", "", f"`{rule.name}` · {rule.severity.value} · {rule.summary}.", ""]
     lines.append(_demoted(rule.docs(), 1))
     if rule.examples:
-        module = type(rule).__module__.replace(".", "/") + ".py"
-        lines += ["", "### Tested examples", "",
-                  f"Each is a small job in `{module}`; the test suite checks that the rule fires on it or not.", ""]
-        lines += [_example_line(example) for example in rule.examples]
+        lines += ["", examples_markdown(rule)]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -43,9 +43,9 @@ class SyntaxErrorInFile(Rule):
     diagnostic_kinds = (DiagnosticKind.SYNTAX_ERROR, DiagnosticKind.NON_STANDARD_JSON)
     examples = (
         Example("the launcher's entry script has a syntax error",
-                {"finetune.sh": _LAUNCHER, "train.py": "def train(:\n    pass\n"}, True),
+                {"finetune.sh": _LAUNCHER, "train.py": "def train(:\n    pass\n"}, True, at="train.py:1:11"),
         Example("a DeepSpeed config with a comment and a trailing comma",
                 job("--deepspeed ds.json\n--per_device_train_batch_size 4", extra={"ds.json": _COMMENTED_CONFIG}),
-                True),
+                True, at="ds.json:2:3"),
         Example("a valid entry script", {"finetune.sh": _LAUNCHER, "train.py": "def train():\n    pass\n"}, False),
     )

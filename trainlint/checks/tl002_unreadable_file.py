@@ -31,7 +31,7 @@ class UnreadableFile(Rule):
     summary = "A file could not be read"
     diagnostic_kinds = (DiagnosticKind.UNREADABLE_FILE, DiagnosticKind.OUTSIDE_TREE)
     examples = (
-        Example("a binary file named on the command line", {"finetune.sh": "\x00\x01binary"}, True),
+        Example("a binary file named on the command line", {"finetune.sh": "\x00\x01binary"}, True, at="finetune.sh"),
         Example("a plain launcher", {"finetune.sh": "echo hello\n"}, False),
     )
 

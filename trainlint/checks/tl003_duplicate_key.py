@@ -38,7 +38,8 @@ class DuplicateKey(Rule):
     diagnostic_kinds = (DiagnosticKind.DUPLICATE_KEY,)
     examples = (
         Example("a DeepSpeed config with `zero_optimization` twice",
-                job("--deepspeed ds.json\n--per_device_train_batch_size 4", extra={"ds.json": _DUPLICATED}), True),
+                job("--deepspeed ds.json\n--per_device_train_batch_size 4", extra={"ds.json": _DUPLICATED}), True,
+                at="ds.json:3:3"),
         Example("every key once",
                 job("--deepspeed ds.json\n--per_device_train_batch_size 4", extra={"ds.json": _SINGLE}), False),
     )

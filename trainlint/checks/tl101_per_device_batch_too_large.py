@@ -79,7 +79,8 @@ class PerDeviceBatchTooLarge(Rule):
     examples = (
         Example("a 7B full fine-tune with micro-batch 16 on 40 GB cards",
                 job(_FLAGS.format(batch=16, accum=1), extra={"zero2.json": ZERO2}), True,
-                ("--gpu", "a100-40gb")),
+                ("--gpu", "a100-40gb"), at="finetune.sh:6:35",
+                fixed={"finetune.sh": job(_FLAGS.format(batch=4, accum=4))["finetune.sh"]}),
         Example("micro-batch 16 with auto_find_batch_size: the trainer lowers it itself",
                 job(_FLAGS.format(batch=16, accum=1) + "--auto_find_batch_size True",
                     extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),

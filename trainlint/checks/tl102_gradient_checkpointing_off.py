@@ -51,7 +51,8 @@ class GradientCheckpointingOff(Rule):
     summary = "Activations dominate memory and gradient checkpointing is off"
     examples = (
         Example("checkpointing off, batch 8 × 2048 tokens on a 7B model",
-                job(_FLAGS.format(gc="False"), extra={"zero2.json": ZERO2}), True, ("--gpu", "a100-80gb")),
+                job(_FLAGS.format(gc="False"), extra={"zero2.json": ZERO2}), True, ("--gpu", "a100-80gb"),
+                at="finetune.sh:7:30", fixed={"finetune.sh": job(_FLAGS.format(gc="True"))["finetune.sh"]}),
         Example("checkpointing on", job(_FLAGS.format(gc="True"), extra={"zero2.json": ZERO2}), False,
                 ("--gpu", "a100-80gb")),
     )

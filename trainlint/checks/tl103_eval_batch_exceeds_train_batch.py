@@ -47,7 +47,8 @@ class EvalBatchExceedsTrainBatch(Rule):
     summary = "Evaluation runs with a per-device batch larger than the train batch"
     examples = (
         Example("evaluation every 500 steps with eval batch 16 over train batch 4",
-                job(_FLAGS.format(strategy="steps"), eval_dataset="eval_set"), True),
+                job(_FLAGS.format(strategy="steps"), eval_dataset="eval_set"), True, at="finetune.sh:4:34",
+                fixed={"finetune.sh": job(_FLAGS.format(strategy="steps").replace(" 16", " 4"))["finetune.sh"]}),
         Example("the same batches but evaluation is off", job(_FLAGS.format(strategy="no"), eval_dataset="eval_set"),
                 False),
         Example("a strategy is set but the trainer gets eval_dataset=None", job(_FLAGS.format(strategy="steps")),

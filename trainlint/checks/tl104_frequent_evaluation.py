@@ -57,7 +57,8 @@ class FrequentEvaluation(Rule):
     summary = "Evaluation runs every few steps, each a new memory peak"
     examples = (
         Example("evaluation every 50 steps on a validation file",
-                job(_FLAGS.format(strategy="steps", steps=50), eval_dataset="eval_set"), True),
+                job(_FLAGS.format(strategy="steps", steps=50), eval_dataset="eval_set"), True,
+                at="finetune.sh:6:18"),
         Example("evaluation every 2000 steps",
                 job(_FLAGS.format(strategy="steps", steps=2000), eval_dataset="eval_set"), False),
         Example("evaluation every 50 steps of a 300-step run (6 evaluations)",

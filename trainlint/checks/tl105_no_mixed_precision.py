@@ -45,7 +45,7 @@ class NoMixedPrecision(Rule):
     severity = Severity.WARNING
     summary = "A large model trains in fp32"
     examples = (
-        Example("a 7B model with --bf16 False", job("--bf16 False\n--tf32 False"), True),
+        Example("a 7B model with --bf16 False", job("--bf16 False\n--tf32 False"), True, at="finetune.sh:3:12"),
         Example("a 7B model with --bf16 True", job("--bf16 True"), False),
         Example("Qwen-7B, whose own code loads it in 16 bits, with --bf16 False",
                 job("--model_name_or_path Qwen/Qwen-7B\n--bf16 False\n--tf32 False"), False),

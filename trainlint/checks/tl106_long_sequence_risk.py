@@ -57,7 +57,8 @@ class LongSequenceRisk(Rule):
     examples = (
         Example("32k tokens per sample without checkpointing",
                 job(_FLAGS.format(gc="False", length=32768), extra={"zero2.json": ZERO2}), True,
-                ("--gpu", "a100-80gb")),
+                ("--gpu", "a100-80gb"), at="finetune.sh:7:24",
+                fixed={"finetune.sh": job(_FLAGS.format(gc="True", length=32768))["finetune.sh"]}),
         Example("2k tokens per sample", job(_FLAGS.format(gc="True", length=2048), extra={"zero2.json": ZERO2}),
                 False, ("--gpu", "a100-80gb")),
     )

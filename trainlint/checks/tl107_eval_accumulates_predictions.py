@@ -47,7 +47,8 @@ class EvalAccumulatesPredictions(Rule):
     summary = "Metrics are computed over logits gathered on the GPU"
     examples = (
         Example("compute_metrics without eval_accumulation_steps",
-                job(_FLAGS.format(extra=""), eval_dataset=_WITH_METRICS), True),
+                job(_FLAGS.format(extra=""), eval_dataset=_WITH_METRICS), True, at="finetune.sh:3:21",
+                fixed={"finetune.sh": job(_FLAGS.format(extra="\n--eval_accumulation_steps 4"))["finetune.sh"]}),
         Example("predictions moved to the CPU every 4 steps",
                 job(_FLAGS.format(extra="\n--eval_accumulation_steps 4"), eval_dataset=_WITH_METRICS), False),
         Example("logits reduced before they are gathered",

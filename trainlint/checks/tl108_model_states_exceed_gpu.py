@@ -70,7 +70,8 @@ class ModelStatesExceedGpu(Rule):
     examples = (
         Example("a 13B full fine-tune without ZeRO on 40 GB cards",
                 job("--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n--per_device_train_batch_size 1\n"
-                    "--model_max_length 2048", launcher="torchrun --nproc_per_node 2"), True, ("--gpu", "a100-40gb")),
+                    "--model_max_length 2048", launcher="torchrun --nproc_per_node 2"), True, ("--gpu", "a100-40gb"),
+                at="finetune.sh:3:26"),
         Example("a 13B full fine-tune under a DeepSpeed config the environment names (its ZeRO stage is unknown)",
                 job("--deepspeed $DS_CONFIG\n--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n"
                     "--per_device_train_batch_size 1\n--model_max_length 2048"), False, ("--gpu", "a100-40gb")),

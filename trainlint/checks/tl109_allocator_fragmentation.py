@@ -58,7 +58,8 @@ class AllocatorFragmentation(Rule):
     summary = "A tight multimodal job without expandable allocator segments"
     examples = (
         Example("a LLaVA-style job near the capacity of a 40 GB card",
-                job(_FLAGS.format(batch=2), extra={"zero2.json": ZERO2}), True, ("--gpu", "a100-40gb")),
+                job(_FLAGS.format(batch=2), extra={"zero2.json": ZERO2}), True, ("--gpu", "a100-40gb"),
+                at="finetune.sh:2:1"),
         Example("the same job with the allocator setting taken from the environment",
                 job(_FLAGS.format(batch=2), launcher="PYTORCH_CUDA_ALLOC_CONF=$ALLOC_CONF deepspeed --num_gpus 8",
                     extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-40gb")),

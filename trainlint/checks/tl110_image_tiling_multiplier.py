@@ -53,7 +53,8 @@ class ImageTilingMultiplier(Rule):
     summary = "Image tiling multiplies vision tokens beyond what the batch leaves room for"
     examples = (
         Example("9 slices per image at micro-batch 7", job(_FLAGS.format(batch=7, tiles=9),
-                                                           extra={"zero2.json": ZERO2}), True, ("--gpu", "a800-80gb")),
+                                                           extra={"zero2.json": ZERO2}), True, ("--gpu", "a800-80gb"),
+                at="finetune.sh:10:22"),
         Example("9 slices per image at micro-batch 1", job(_FLAGS.format(batch=1, tiles=9),
                                                            extra={"zero2.json": ZERO2}), False, ("--gpu", "a800-80gb")),
     )

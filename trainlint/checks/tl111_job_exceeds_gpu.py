@@ -81,7 +81,7 @@ class JobExceedsGpu(Rule):
     summary = "The whole training step does not fit the GPU, and no single setting explains it"
     examples = (
         Example("a 7B full fine-tune at micro-batch 1 with ZeRO-2 on eight 32 GB V100s",
-                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb")),
+                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb"), at="finetune.sh:6:35"),
         Example("the same job on 80 GB cards",
                 job(_FLAGS, extra={"zero2.json": _ZERO2}), False, ("--gpu", "a100-80gb")),
         Example("the same job with its ZeRO stage read from the environment: no verdict",

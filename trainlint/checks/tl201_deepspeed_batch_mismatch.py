@@ -52,7 +52,7 @@ class DeepspeedBatchMismatch(Rule):
     summary = "DeepSpeed batch keys disagree with the trainer's"
     examples = (
         Example("DeepSpeed pins micro-batch 16 while the launcher says 4", job(_FLAGS, extra={"ds.json": _PINNED}),
-                True),
+                True, at="ds.json:1:36", fixed={"ds.json": _AUTO}),
         Example("DeepSpeed batch keys are auto", job(_FLAGS, extra={"ds.json": _AUTO}), False),
     )
 

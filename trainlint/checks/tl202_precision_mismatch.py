@@ -41,10 +41,12 @@ class PrecisionMismatch(Rule):
     summary = "bf16/fp16 disagree between DeepSpeed and the trainer, or both are on"
     examples = (
         Example("DeepSpeed fp16 on while the launcher asks for bf16",
-                job("--deepspeed ds.json\n--bf16 True", extra={"ds.json": _FP16_ON}), True),
+                job("--deepspeed ds.json\n--bf16 True", extra={"ds.json": _FP16_ON}), True, at="ds.json:1:22",
+                fixed={"ds.json": _FP16_ON.replace("true", '"auto"')}),
         Example("DeepSpeed precision on auto", job("--deepspeed ds.json\n--bf16 True", extra={"ds.json": _AUTO}),
                 False),
-        Example("both bf16 and fp16 on the command line", job("--bf16 True\n--fp16 True"), True),
+        Example("both bf16 and fp16 on the command line", job("--bf16 True\n--fp16 True"), True,
+                at="finetune.sh:4:12"),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:

@@ -37,7 +37,7 @@ class Bf16UnsupportedGpu(Rule):
     severity = Severity.ERROR
     summary = "bf16 on a GPU without bf16 support"
     examples = (
-        Example("bf16 on V100", job("--bf16 True"), True, ("--gpu", "v100-32gb")),
+        Example("bf16 on V100", job("--bf16 True"), True, ("--gpu", "v100-32gb"), at="finetune.sh:3:12"),
         Example("fp16 on V100", job("--fp16 True"), False, ("--gpu", "v100-32gb")),
         Example("bf16 on A100", job("--bf16 True"), False, ("--gpu", "a100-80gb")),
     )

@@ -41,7 +41,7 @@ class WorldSizeUnknown(Rule):
     answered_by = "`--num-gpus N`, or `num-gpus = N` in the configuration"
     examples = (
         Example("bare deepspeed uses every visible GPU", job("--per_device_train_batch_size 4", launcher="deepspeed"),
-                True),
+                True, at="finetune.sh:2:1"),
         Example("deepspeed --num_gpus 8", job("--per_device_train_batch_size 4"), False),
         Example("bare deepspeed, answered with --num-gpus 8",
                 job("--per_device_train_batch_size 4", launcher="deepspeed"), False, ("--num-gpus", "8")),

@@ -34,6 +34,7 @@ class MissingReferencedFile(Rule):
     diagnostic_kinds = ("missing-file",)
     examples = (
         Example("the launcher runs train.py, which is missing",
-                {"finetune.sh": "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4\n"}, True),
+                {"finetune.sh": "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4\n"}, True,
+                at="finetune.sh:1:24"),
         Example("the entry script exists", job("--per_device_train_batch_size 4"), False),
     )

@@ -31,6 +31,6 @@ class InvalidSettingValue(Rule):
     summary = "A value cannot parse as its setting's type"
     diagnostic_kinds = ("invalid-value",)
     examples = (
-        Example("a letter as the batch size", job("--per_device_train_batch_size w"), True),
+        Example("a letter as the batch size", job("--per_device_train_batch_size w"), True, at="finetune.sh:3:35"),
         Example("a number as the batch size", job("--per_device_train_batch_size 4"), False),
     )

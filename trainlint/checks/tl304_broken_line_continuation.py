@@ -44,7 +44,8 @@ class BrokenLineContinuation(Rule):
     summary = "A backslash followed by a space or comment ends the command early"
     diagnostic_kinds = ("broken-line-continuation",)
     examples = (
-        Example("a comment after the backslash", {"finetune.sh": _BROKEN, "train.py": TRAIN_PY}, True),
+        Example("a comment after the backslash", {"finetune.sh": _BROKEN, "train.py": TRAIN_PY}, True,
+                at="finetune.sh:3:29"),
         Example("the backslash ends the line", {"finetune.sh": _INTACT, "train.py": TRAIN_PY}, False),
     )
 

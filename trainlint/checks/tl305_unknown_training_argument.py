@@ -47,10 +47,11 @@ class UnknownTrainingArgument(Rule):
     summary = "A flag the entry point's parser does not accept"
     examples = (
         Example("a misspelled flag", {"finetune.sh": _LAUNCHER.format(flag="--gradient_checkpoint True"),
-                                      "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True),
+                                      "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True,
+                at="finetune.sh:1:65"),
         Example("a removed HF flag with a recent transformers pinned",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
-                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True),
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True, at="finetune.sh:1:65"),
         Example("a removed HF flag when no version is pinned",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"),
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),

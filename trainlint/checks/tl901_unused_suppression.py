@@ -56,6 +56,7 @@ class UnusedSuppression(Rule):
     summary = "A suppression comment suppresses nothing"
     # The findings come from trainlint.suppressions, after every other rule has run.
     examples = (
-        Example("the suppressed eval batch was already lowered to the train batch", _suppressed(4), True),
+        Example("the suppressed eval batch was already lowered to the train batch", _suppressed(4), True,
+                at="finetune.sh:2:1", fixed={"finetune.sh": job(_FLAGS.format(eval_batch=4))["finetune.sh"]}),
         Example("the suppression still hides a larger eval batch", _suppressed(16), False),
     )
