@@ -226,3 +226,19 @@ def test_a_gpu_count_an_environment_may_replace_is_a_warning(tmp_path) -> None:
         "    --model_name_or_path lmsys/vicuna-7b-v1.5 --per_device_train_batch_size 1 --bf16 True\n")
     found = [f for f in lint([tmp_path], make_target("a100-80gb", None, 8)).findings if f.code == "TL112"]
     assert [f.severity.value for f in found] == ["warning"]
+
+
+def test_global_batch_names_the_batch_to_keep_when_the_launcher_states_no_gpu_count(tmp_path, cli) -> None:
+    # A bare `deepspeed` uses every visible GPU: the recipe's 16 × 1 was 128 on the 8 GPUs it was written
+    # for; --global-batch 128 keeps that on 4 GPUs, and --preserve-effective-batch holds the fix to it.
+    folder = tmp_path / "job"
+    shutil.copytree(PORTS / "llava13b_4090", folder)
+    target = ("--gpu", "rtx4090", "--num-gpus", "4", "--global-batch", "128", "--preserve-effective-batch",
+              "--isolated")
+    code, out, err = cli.run(folder, "fix", *target)
+    assert "effective batch 64 → 128" in out, out + err
+    [run] = lint([folder], make_target("rtx4090", None, 4)).scan.runs
+    assert run.known("per_device_train_batch_size") * run.known("gradient_accumulation_steps") * 4 == 128
+    after = snapshot(folder)
+    cli.run(folder, "fix", *target)
+    assert snapshot(folder) == after

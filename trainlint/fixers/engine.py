@@ -24,6 +24,7 @@ from trainlint.fixers.transaction import (
 from trainlint.fixers.verify import broken_by_edits
 from trainlint.knobs import K
 from trainlint.linter import LintResult
+from trainlint.memory.plans import launcher_gpu_count
 from trainlint.readers.source import display_path, reading_overlay, safe_resolve
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.workspace import file_stamp, tree_roots
@@ -172,13 +173,23 @@ def _job_problem(before: LintResult, after: LintResult, touched: Sequence[str], 
     if not preserve:
         return None
     unsafe_runs = {p.finding.run_id for p in plans if p.applicability != Applicability.SAFE}
+    # `--global-batch B` names the global batch to keep for a launcher that states no GPU count: the
+    # job's batch before the fix was only the per-device product times the GPUs assumed.
+    wanted = before.target.global_batch if before.target is not None else None
     for key, (run, batch) in old.items():
         if run.id in unsafe_runs or run.setting(K.GLOBAL_BATCH_SIZE) is not None:
             continue
+        if wanted is not None and _states_no_gpu_count(run):
+            batch = wanted
         later = new[key][1]
         if not isinstance(batch, Unknown) and not isinstance(later, Unknown) and batch != later:
             return f"the effective batch of {run.id} would change from {batch} to {later}"
     return None
+
+
+def _states_no_gpu_count(run: TrainingRun) -> bool:
+    """The launcher states no GPU count (a bare `deepspeed`, every visible GPU): its world size is --num-gpus."""
+    return launcher_gpu_count(run) is None
 
 
 class _MemoryFiles:
