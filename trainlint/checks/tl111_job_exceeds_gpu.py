@@ -81,7 +81,7 @@ class JobExceedsGpu(Rule):
     summary = "The whole training step does not fit the GPU, and no single setting explains it"
     examples = (
         Example("a 7B full fine-tune at micro-batch 1 with ZeRO-2 on eight 32 GB V100s",
-                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb"), at="finetune.sh:6:35"),
+                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb"), at="finetune.sh:4:26"),
         Example("the same job on 80 GB cards",
                 job(_FLAGS, extra={"zero2.json": _ZERO2}), False, ("--gpu", "a100-80gb")),
         Example("the same job with its ZeRO stage read from the environment: no verdict",
@@ -100,8 +100,10 @@ class JobExceedsGpu(Rule):
         remedies = _remedies(run, ctx)
         message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
         fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
+        # No one setting explains a whole-step overflow: the finding sits on the model, whose size the
+        # terms follow, not on a batch that may already be 1.
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE) or run.setting(K.MODEL_NAME_OR_PATH),
+                           at=run.setting(K.MODEL_NAME_OR_PATH) or run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE),
                            fix=fix)
 
     @staticmethod
