@@ -76,8 +76,8 @@ def _gpu_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu", metavar="NAME", help="target GPU, e.g. a100-40gb, h100, v100-32gb (`trainlint gpus` "
                         "lists them); without it an A100 80GB is assumed")
     parser.add_argument("--gpu-memory", metavar="SIZE", help="usable memory of a GPU that is not listed, e.g. 48GiB")
-    parser.add_argument("--num-gpus", type=int, metavar="N", help="world size to assume when the launcher does not "
-                        "say")
+    parser.add_argument("--num-gpus", type=int, metavar="N", help="the GPUs you will run on: the world size when "
+                        "the launcher does not say, and the count TL112 compares a launcher's with")
 
 
 def _global_batch_option(parser: argparse.ArgumentParser) -> None:
