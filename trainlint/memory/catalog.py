@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from trainlint.core import TrainingRun
+from trainlint.knobs import K
 from trainlint.memory.size_from_name import stated_size
 
 
@@ -384,10 +385,10 @@ def resolve_model(run: TrainingRun) -> Optional[ModelSpec]:
     """The base model of a run: exact repo id, local config.json, alias/fuzzy name, size in the name;
     when the path names nothing (`/path/to/base_llm_model`), a catalog model the `model_type`
     argument names exactly (`--model_type phi-2`)."""
-    name = run.known("model_name_or_path")
+    name = run.known(K.MODEL_NAME_OR_PATH)
     found = resolve_name(name, _roots(run)) if isinstance(name, str) and name.strip() else None
     if found is None:
-        family = run.known("model_type")
+        family = run.known(K.MODEL_TYPE)
         if isinstance(family, str) and family.strip():
             found = find_model(family)
     return found
@@ -395,7 +396,7 @@ def resolve_model(run: TrainingRun) -> Optional[ModelSpec]:
 
 def resolve_vision(run: TrainingRun, model: Optional[ModelSpec] = None) -> Optional[ModelSpec]:
     """The vision tower: the `vision_tower` knob, else the one built into the VLM."""
-    name = run.known("vision_tower")
+    name = run.known(K.VISION_TOWER)
     if isinstance(name, str) and name.strip():
         config = _read_local_config(name, _roots(run))
         found = find_vision_tower(name)
