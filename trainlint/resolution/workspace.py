@@ -100,6 +100,8 @@ class Workspace:
         self._clock = clock
         self._started = clock()
         self._bytes_read = 0
+        # Where each path leads, once per scan (the same paths are asked about for every job).
+        self._resolved: Dict[Path, Path] = {}
         # Files whose bytes are already counted (read here, or read ahead by a worker or the cache).
         self._reserved: Set[Path] = set()
         # Facts kept between runs (None: every file is read again).
@@ -118,10 +120,17 @@ class Workspace:
         if self.roots is None:
             self.roots = tree_roots(paths, self.invocation_dir)
 
+    def resolved(self, path: Path) -> Path:
+        """`path` with its links followed, remembered for the scan."""
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = safe_resolve(path)
+        return found
+
     def inside(self, path: Path) -> bool:
         """Whether `path` (its links followed) is inside the scanned tree and outside version-control
         metadata. Without roots (no scan yet), the invocation directory is the tree."""
-        resolved = safe_resolve(path)
+        resolved = self.resolved(path)
         for root in self.roots if self.roots is not None else [self.invocation_dir]:
             if _within(resolved, root):
                 return not _PRIVATE_DIRS & set(resolved.relative_to(root).parts)
@@ -145,7 +154,7 @@ class Workspace:
         if size > self.bounds.file_bytes:
             return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
                               f"{shown} is {size} bytes; files over {self.bounds.file_bytes} bytes are skipped", shown)
-        if safe_resolve(path) not in self._reserved and self._bytes_read + size > self.bounds.scan_bytes:
+        if self.resolved(path) not in self._reserved and self._bytes_read + size > self.bounds.scan_bytes:
             return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
                               f"{shown} was skipped: the scan already read {self._bytes_read} bytes "
                               f"(at most {self.bounds.scan_bytes} per scan)", shown)
@@ -158,7 +167,7 @@ class Workspace:
 
     def _read(self, kind: str, path: Path, cache: Dict[Path, T], reader: Callable[[Path], T],
               refused: Callable[[Diagnostic], T]) -> T:
-        key = safe_resolve(path)
+        key = self.resolved(path)
         if key not in cache:
             try:
                 problem = self.refusal(path)
@@ -195,7 +204,7 @@ class Workspace:
         return {"shell": self._shell, "python": self._python, "yaml": self._config, "json": self._config}[kind]
 
     def has(self, kind: str, path: Path) -> bool:
-        return safe_resolve(path) in self._table(kind)
+        return self.resolved(path) in self._table(kind)
 
     def may_read(self, path: Path) -> bool:
         """Whether `path` passes the same checks as a read here (inside the tree, a regular file, within
@@ -204,7 +213,7 @@ class Workspace:
         try:
             if self.refusal(path) is not None:
                 return False
-            self._count(safe_resolve(path), path)
+            self._count(self.resolved(path), path)
         except OSError:
             return False
         return True
@@ -220,7 +229,7 @@ class Workspace:
     def preload(self, kind: str, path: Path, facts) -> None:
         """Facts read elsewhere (by a worker process, or the cache) for `path`, as `kind` would read them;
         the file is stamped and counted as if read here."""
-        key = safe_resolve(path)
+        key = self.resolved(path)
         table = self._table(kind)
         if key in table:
             return
