@@ -12,6 +12,7 @@ from trainlint.core import (
     Finding,
     Fix,
     KnobChange,
+    Launcher,
     Setting,
     SourceKind,
     TrainingRun,
@@ -261,7 +262,7 @@ class Planner:
         kind = file_kind(run.origin.path)
         if run.launcher in _RECIPE_LAUNCHERS and kind == FileKind.YAML:
             return editors.yaml.insert_key(run, knob, new, self.read)
-        if run.launcher == "python" and kind == FileKind.PYTHON:
+        if run.launcher == Launcher.PYTHON and kind == FileKind.PYTHON:
             return editors.python.insert_keyword(run, knob, new, self.read)
         if kind == FileKind.SHELL:
             return editors.shell.insert_flag(run, knob, new, self.read)

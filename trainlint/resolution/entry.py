@@ -144,7 +144,7 @@ def _needed_names(module: PythonModule) -> set:
     return {name for name in needed if name not in defined}
 
 
-def _local_imports(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> List[Path]:
+def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> List[Path]:
     """The local modules that define what `module` needs. Following every import would read a
     model's whole code base (slowly) for nothing."""
     needed = _needed_names(module)
@@ -179,7 +179,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
             facts.modules.append(module)
             if len(seen) >= MAX_MODULES:
                 continue
-            for target in _local_imports(module, path, workspace, roots):
+            for target in local_imports(module, path, workspace, roots):
                 if target.resolve() not in seen and "site-packages" not in target.parts:
                     seen.add(target.resolve())
                     next_frontier.append(target)

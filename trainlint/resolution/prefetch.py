@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Set
 
+from trainlint.core import FileKind, file_kind
 from trainlint.readers.pool import Job, read_many
-from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, discover
-from trainlint.resolution.entry import MAX_DEPTH, _local_imports
+from trainlint.resolution import discover
+from trainlint.resolution.entry import MAX_DEPTH, local_imports
 from trainlint.resolution.workspace import Workspace
 
 # Told (files read ahead so far, files known to read so far) after each wave.
@@ -46,14 +47,9 @@ def prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace
 
 
 def _kind(path: Path) -> Optional[str]:
-    suffix = path.suffix.lower()
-    if suffix in SHELL_SUFFIXES:
-        return "shell"
-    if suffix in YAML_SUFFIXES:
-        return "yaml"
-    if suffix == ".py":
-        return "python"
-    return "json" if suffix == ".json" else None
+    """The reader a named file goes to (the cache's and the workers' key), by the one suffix table."""
+    kind = file_kind(path) if path.suffix else None
+    return kind.value if kind in (FileKind.SHELL, FileKind.YAML, FileKind.PYTHON, FileKind.JSON) else None
 
 
 def _entry(workspace: Workspace, script: Path, launch, dirs: Sequence[Path]) -> Optional[Path]:
@@ -75,7 +71,7 @@ def _read_imports(workspace: Workspace, entries: List[Job], roots: Dict[Path, Se
         following: List[Job] = []
         for _, path in frontier:
             dirs = roots.get(path.resolve(), ())
-            for target in _local_imports(workspace.python(path), path, workspace, dirs):
+            for target in local_imports(workspace.python(path), path, workspace, dirs):
                 if "site-packages" not in target.parts:
                     following.append(("python", target))
                     roots.setdefault(target.resolve(), dirs)

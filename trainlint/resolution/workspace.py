@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from trainlint.cache import FactCache
-from trainlint.core import Diagnostic, DiagnosticKind, Setting, SourceKind, Unknown
+from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, file_kind
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.requirements import read_pin
@@ -192,7 +192,7 @@ class Workspace:
                           lambda problem: PythonModule(path=problem.path, diagnostics=(problem,)))
 
     def config(self, path: Path) -> ConfigFile:
-        is_yaml = path.suffix.lower() in (".yaml", ".yml")
+        is_yaml = file_kind(path) == FileKind.YAML
         reader = _read_yaml_config if is_yaml else read_json_config
         return self._read("yaml" if is_yaml else "json", path, self._config, reader,
                           lambda problem: _unread_config(problem, is_yaml))

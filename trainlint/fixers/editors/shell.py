@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Tuple
 
-from trainlint.core import Edit, Origin, Setting, SourceKind, TrainingRun, Value
+from trainlint.core import Edit, Launcher, Origin, Setting, SourceKind, TrainingRun, Value
 from trainlint.fixers.editors.common import (
     CannotRender,
     ReadBytes,
@@ -165,7 +165,7 @@ def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -
     launch = _find_launch(run)
     if launch is None:
         raise Refused("the launch command is no longer where it was read")
-    if launch.launcher == "llamafactory-cli":
+    if launch.launcher == Launcher.LLAMAFACTORY_CLI:
         raise Refused("llamafactory-cli takes its settings from the recipe, not from flags")
     anchor = _anchor(launch, run)
     name = spelling(run, knob_name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from trainlint.core import Edit, Setting, TrainingRun, Value
+from trainlint.core import Edit, Launcher, Setting, TrainingRun, Value
 from trainlint.fixers.editors.common import (
     CannotRender,
     ReadBytes,
@@ -58,7 +58,7 @@ def insert_key(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) ->
     """A new top-level `key: value` line at the end of a recipe."""
     path = run.origin.path
     data = read_or_refuse(read, path)
-    namespace = AXOLOTL if run.launcher == "axolotl" else ARGS
+    namespace = AXOLOTL if run.launcher == Launcher.AXOLOTL else ARGS
     key = spelling(run, knob_name, namespace)
     newline = line_ending(data)
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import List
 
 import libcst as cst
@@ -23,11 +22,8 @@ from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
-from trainlint.readers.python.overrides import OverrideReader
+from trainlint.readers.python.overrides import LORA_CONVERSION, OverrideReader
 from trainlint.readers.python.values import ValueReader
-
-# Functions that turn a model's layers into LoRA layers (`convert_linear_layer_to_lora`, `inject_lora`).
-LORA_CONVERSION = re.compile(r"^(convert|inject|apply|add)_\w*lora\w*$", re.IGNORECASE)
 
 
 class Collector(cst.CSTVisitor):

@@ -5,6 +5,7 @@ from the launcher's value whether it applies."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -16,6 +17,9 @@ from trainlint.readers.python.context import Branch, condition_reason
 from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name, literal_value
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME, ValueReader
+
+# DeepSpeed-Chat's `convert_linear_layer_to_lora(...)` and its kin: the base weights freeze, adapters train.
+LORA_CONVERSION = re.compile(r"^(convert|inject|apply|add)_\w*lora\w*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_
 from trainlint.readers.python.argument_classes import HF_PARSERS
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
+from trainlint.readers.python.overrides import LORA_CONVERSION
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
 # Calls the collector hands to an extractor by their last name (the rest: HF_PARSERS, OTHER_CALL_KEYWORDS,
@@ -142,6 +143,7 @@ def _dispatched(callee: Optional[str]) -> bool:
         or callee in OTHER_CALL_KEYWORDS
         or is_config_class(callee)
         or callee.endswith("Trainer")
+        or bool(LORA_CONVERSION.match(callee))
     )
 
 
