@@ -153,3 +153,16 @@ def test_an_axolotl_fp8_recipe_is_not_an_fp32_job(tmp_path):
                                        "micro_batch_size: 1\ngradient_accumulation_steps: 1\nfp8: true\n")
     result = lint([tmp_path], make_target("a100-80gb", None, 8))
     assert [f for f in result.findings if f.code == "TL105"] == []
+
+
+def test_checkpointing_is_not_called_off_when_the_entry_script_was_not_read(tmp_path):
+    # The launcher names an entry script that is not in the tree: whatever it does with checkpointing
+    # (InternVL's turn it on per sub-module) is unknown, so TL102 has nothing certain to say.
+    from trainlint.linter import lint, make_target
+
+    (tmp_path / "run.sh").write_text(
+        "torchrun --nproc_per_node 8 internvl/train/gone.py --model_name_or_path lmsys/vicuna-7b-v1.5 "
+        "--per_device_train_batch_size 16 --model_max_length 4096 --bf16 True\n")
+    result = lint([tmp_path], make_target("a100-40gb", None, 8))
+    codes = {f.code for f in result.findings}
+    assert "TL302" in codes and "TL102" not in codes

@@ -60,6 +60,8 @@ class GradientCheckpointingOff(Rule):
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if known_bool(run, K.GRADIENT_CHECKPOINTING) is not False or not grounded(run):
             return
+        if run.facts.entry_exists is not True:
+            return  # an entry script not read (missing, or outside the tree) may turn checkpointing on itself
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or current.largest_term != "activations":
             return
