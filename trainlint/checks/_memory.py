@@ -50,6 +50,9 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
             return knob
     if run.known(K.FINETUNING_TYPE) == "freeze":
         return "finetuning_type freeze"
+    out_of_scope = run.known("memory_out_of_scope")  # set by a framework that knows why
+    if isinstance(out_of_scope, str) and out_of_scope:
+        return out_of_scope
     degree = run.known("model_parallel_degree")
     if isinstance(degree, int) and degree > 1:
         return "tensor/pipeline parallelism"  # Megatron splits the model itself: out of the model's scope

@@ -390,6 +390,10 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
                        f"(AdamW's are counted, an upper bound)")
     if knobs.str(K.FINETUNING_TYPE) == "freeze":
         notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
+    out_of_scope = knobs.get("memory_out_of_scope")
+    if isinstance(out_of_scope, str) and out_of_scope:
+        notes.note(f"{out_of_scope}: out of the memory model's scope, so the figures are an upper bound and no "
+                   f"memory rule judges this job")
     degree = knobs.int("model_parallel_degree")
     if degree is not None and degree > 1:
         notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "

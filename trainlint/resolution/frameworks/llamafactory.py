@@ -13,6 +13,7 @@ from trainlint.resolution.frameworks.memory_features import (
     MODEL_PARALLEL,
     SEQUENCE_PARALLEL,
     add_degree,
+    add_out_of_scope,
     add_switch,
     is_on,
     whole,
@@ -39,10 +40,15 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
                     if key in written)
         candidates.add(MODEL_PARALLEL, Setting(product, SourceKind.DERIVED, None, via=via,
                                                note="Megatron tensor/pipeline parallelism"))
+    kt = written.get("use_kt")
+    if is_on(kt):
+        # KTransformers runs the MoE experts on the CPU (AMX kernels) and keeps only the rest on the GPU.
+        add_out_of_scope(candidates, kt, "use_kt: KTransformers keeps the MoE experts in CPU memory")
 
 
 def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
-    """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`."""
+    """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`, and trains
+    LoRA adapters unless told otherwise."""
     _memory_features(written, candidates)
     disabled = written.get("disable_gradient_checkpointing")
     if disabled is not None and coerce(K.GRADIENT_CHECKPOINTING, disabled.value).value is True:
@@ -50,6 +56,10 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     else:
         candidates.add(K.GRADIENT_CHECKPOINTING, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
                                                          note="LLaMA-Factory default"))
+    if "finetuning_type" not in written:
+        # FinetuningArguments.finetuning_type defaults to "lora" (src/llamafactory/hparams/finetuning_args.py).
+        candidates.add(K.FINETUNING_TYPE, Setting("lora", SourceKind.FRAMEWORK_DEFAULT, None,
+                                                  note="LLaMA-Factory default"))
 
 
 def _derive_adapter(candidates: Candidates, context: DeriveContext) -> None:
@@ -66,10 +76,43 @@ def _derive_pure_bf16(candidates: Candidates, context: DeriveContext) -> None:
             candidates.add(K.TORCH_DTYPE, Setting("bfloat16", SourceKind.DERIVED, None, via=(pure,), note="pure_bf16"))
 
 
+# Fine-tuning methods whose trainable share is small: the frozen weights stay in the dtype they were loaded in.
+_FROZEN_BASE_METHODS = ("lora", "oft", "freeze")
+
+
+def _derive_load_dtype(candidates: Candidates, context: DeriveContext) -> None:
+    """With neither `bf16` nor `fp16` set, LLaMA-Factory still loads the weights in 16 bits: `load_model` passes
+    `torch_dtype="auto"` (the checkpoint's own dtype, 16-bit for released LLMs; src/llamafactory/model/loader.py)
+    and `patch_config` sets `compute_dtype = infer_optim_dtype(config.torch_dtype)`, bf16 where the GPU has it
+    (model/patcher.py, extras/misc.py). `init_adapter` then upcasts only the trainable parameters to fp32, and
+    not at all under `use_badam` or `pure_bf16` (model/adapter.py). So the frozen base of LoRA/OFT/freeze runs,
+    and every weight under BAdam, stays 16-bit; only full tuning trains in fp32."""
+    if candidates.winner(K.TORCH_DTYPE) is not None:
+        return
+    if any(_on(candidates.winner(knob)) for knob in (K.BF16, K.FP16, K.PURE_BF16)):
+        return  # mixed precision: the memory model's own rules for bf16/fp16 apply
+    method = candidates.winner(K.FINETUNING_TYPE)
+    badam = candidates.winner(K.USE_BADAM)
+    if _on(badam):
+        cause, note = badam, "use_badam keeps the checkpoint's 16-bit weights"
+    elif method is not None and str(method.value).strip().lower() in _FROZEN_BASE_METHODS:
+        cause, note = method, f"finetuning_type {method.value} keeps the frozen weights in the checkpoint's 16 bits"
+    else:
+        return
+    # Derived (no origin of its own): a fix must not rewrite the key that implies it.
+    candidates.add(K.TORCH_DTYPE, Setting("bfloat16", SourceKind.DERIVED, None, via=(cause,),
+                                          note=f"LLaMA-Factory: {note}"))
+
+
+def _on(setting: Setting | None) -> bool:
+    return setting is not None and setting.value is True
+
+
 LLAMAFACTORY = Framework(
     name="llamafactory",
     namespace=ARGS,
     defaults=_defaults,
-    derivations=(Derivation(Stage.ADAPTER, _derive_adapter), Derivation(Stage.PRECISION, _derive_pure_bf16)),
+    derivations=(Derivation(Stage.ADAPTER, _derive_adapter), Derivation(Stage.PRECISION, _derive_pure_bf16),
+                 Derivation(Stage.PRECISION, _derive_load_dtype)),
     launcher=Launcher.LLAMAFACTORY_CLI,
 )

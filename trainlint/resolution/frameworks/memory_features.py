@@ -15,6 +15,9 @@ FUSED_LOSS = "fused_linear_cross_entropy"
 ACTIVATION_OFFLOAD = "activation_offloading"
 TILED_MLP = "tiled_mlp"
 MODEL_PARALLEL = "model_parallel_degree"
+# Why the job trains in a way the memory model does not describe (a string): no memory rule judges it,
+# and `trainlint estimate` states the reason.
+OUT_OF_SCOPE = "memory_out_of_scope"
 
 
 def is_on(setting: Optional[Setting]) -> bool:
@@ -40,6 +43,11 @@ def add_degree(candidates: Candidates, knob: str, written: Mapping[str, Setting]
         return
     degree, setting, key = max(found, key=lambda item: item[0])
     candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key, written_as=key))
+
+
+def add_out_of_scope(candidates: Candidates, setting: Setting, reason: str) -> None:
+    candidates.add(OUT_OF_SCOPE, replace(setting, value=reason, kind=SourceKind.DERIVED, origin=None, via=(setting,),
+                                         note=reason))
 
 
 def plugins(written: Mapping[str, Setting]) -> Iterable[Setting]:

@@ -1,0 +1,2 @@
+#!/bin/bash
+accelerate launch --config_file configs/two_gpu_fsdp.yaml src/train.py sft.yaml
