@@ -78,3 +78,22 @@ def test_an_accelerate_config_alone_is_not_a_job(cli, tmp_path):
     shutil.copytree(SAMPLES / "accelerate_templates" / "configs", tmp_path / "configs")
     _, document = cli.check_json(tmp_path, *A100)
     assert document["findings"] == []
+
+
+# ------------------------------------------------------------------------------ axolotl defaults
+def test_axolotl_recipe_without_precision_keys_trains_in_16_bits():
+    run = _run(SAMPLES / "axolotl_defaults", "adapter_auto_precision.yml")
+    assert run.settings["bf16"].value == "auto"
+    assert run.settings["torch_dtype"].value == "bfloat16"
+
+
+def test_axolotl_precision_default_raises_nothing_on_a100_or_v100(cli):
+    folder = SAMPLES / "axolotl_defaults"
+    assert _findings(cli, folder) == []
+    _, document = cli.check_json(folder, "--isolated", "--no-cache", "--gpu", "v100-32gb", "--num-gpus", "8")
+    assert [f["code"] for f in document["findings"]] == []
+
+
+def test_axolotl_remote_training_plugin_is_out_of_the_memory_models_scope():
+    run = _run(SAMPLES / "axolotl_defaults", "remote_service.yml")
+    assert "remote service" in run.settings["memory_out_of_scope"].value

@@ -16,6 +16,7 @@ from trainlint.resolution.frameworks.memory_features import (
     SEQUENCE_PARALLEL,
     TILED_MLP,
     add_degree,
+    add_out_of_scope,
     add_switch,
     is_on,
     plugins,
@@ -46,6 +47,10 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
         add_switch(candidates, ACTIVATION_OFFLOAD, checkpointing, "gradient_checkpointing: offload")
     if is_on(written.get("tiled_mlp")):
         add_switch(candidates, TILED_MLP, written["tiled_mlp"], "tiled_mlp")
+    for plugin in plugins(written):
+        if "hatchery" in plugin.value.lower():
+            # The Hatchery plugin replaces local training with calls to a remote Hatchery/Tinker service.
+            add_out_of_scope(candidates, plugin, "the Hatchery plugin trains on a remote service, not on local GPUs")
     _attention(written, candidates)
     _load_dtype(written, candidates)
 
@@ -68,9 +73,20 @@ def _attention(written: Mapping[str, Setting], candidates: Candidates) -> None:
             return
 
 
+_PRECISION_KEYS = ("bf16", "bfloat16", "fp16", "float16")
+
+
 def _load_dtype(written: Mapping[str, Setting], candidates: Candidates) -> None:
-    """axolotl loads the model in `torch_dtype`, which it sets from `bf16` (true or auto) and `fp16`."""
+    """axolotl loads the model in `torch_dtype`, which it sets from `bf16` (true or auto) and `fp16`.
+    Unwritten, `bf16` is "auto" (utils/schemas/config.py), which `resolve_dtype` turns on where the GPU has bf16
+    and replaces with fp16 elsewhere (utils/config/__init__.py): a recipe naming no precision trains in 16 bits."""
     if "torch_dtype" in written:
+        return
+    if not any(key in written for key in _PRECISION_KEYS):
+        auto = Setting("auto", SourceKind.FRAMEWORK_DEFAULT, None, note="axolotl default (bf16: auto)")
+        candidates.add(K.BF16, auto)
+        candidates.add(K.TORCH_DTYPE, Setting("bfloat16", SourceKind.DERIVED, None, via=(auto,),
+                                              note="axolotl loads the model in 16 bits (bf16: auto)"))
         return
     for key, dtype in (("bf16", "bfloat16"), ("bfloat16", "bfloat16"), ("fp16", "float16"), ("float16", "float16")):
         setting = written.get(key)
