@@ -66,7 +66,7 @@ ZERO2_MOE = """{
   "train_micro_batch_size_per_gpu": 8,
   "gradient_accumulation_steps": 2,
   "train_batch_size": 128,
-  "zero_optimization": {"stage": 2, "overlap_comm": true}
+  "zero_optimization": {"stage": 2, "overlap_comm": true, "reduce_bucket_size": "auto"}
 }
 """
 

@@ -44,7 +44,7 @@ ZERO2 = """{
   "bf16": {"enabled": "auto"},
   "train_micro_batch_size_per_gpu": 8,
   "gradient_accumulation_steps": 2,
-  "zero_optimization": {"stage": 2}
+  "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}
 }
 """
 FIX_ARGS = ("fix", "--gpu", "a100-40gb", "--preserve-effective-batch", "--select", "TL101", ".")

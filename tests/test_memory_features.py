@@ -5,7 +5,8 @@ import json
 import shutil
 from pathlib import Path
 
-from trainlint.checks._examples import job
+from trainlint.checks._examples import ZERO2, job
+from trainlint.core import Severity
 from trainlint.linter import lint, make_target
 from trainlint.memory import find_model
 from trainlint.memory.catalog import resolve_name
@@ -166,3 +167,24 @@ def test_checkpointing_is_not_called_off_when_the_entry_script_was_not_read(tmp_
     result = lint([tmp_path], make_target("a100-40gb", None, 8))
     codes = {f.code for f in result.findings}
     assert "TL302" in codes and "TL102" not in codes
+
+
+def _long_sequence_findings(folder: Path, length: int):
+    flags = (f"--deepspeed zero2.json\n--model_name_or_path lmsys/vicuna-7b-v1.5\n--bf16 True\n"
+             f"--per_device_train_batch_size 1\n--gradient_checkpointing False\n--model_max_length {length}\n"
+             f"--attn_implementation flash_attention_2\n")
+    for name, text in job(flags, extra={"zero2.json": ZERO2}).items():
+        (folder / name).write_text(text)
+    result = lint([folder], make_target(gpu="a100-80gb", num_gpus=8))
+    return [f for f in result.findings if f.code == "TL106"]
+
+
+def test_a_length_limit_only_the_longest_samples_overflow_is_a_warning(tmp_path):
+    # Without checkpointing about 6k tokens fit: at an 8k limit only samples in its upper quarter overflow,
+    # which the data may not hold; at a 32k limit most of the range overflows.
+    (near,) = _long_sequence_findings(tmp_path, 8192)
+    assert near.severity == Severity.WARNING
+    far_folder = tmp_path / "far"
+    far_folder.mkdir()
+    (far,) = _long_sequence_findings(far_folder, 32768)
+    assert far.severity == Severity.ERROR and "a sample at the 32768-token limit" in far.message

@@ -39,6 +39,9 @@ class K(str, Enum):
     ZERO_STAGE = "zero_stage"
     OFFLOAD_OPTIMIZER = "offload_optimizer"
     OFFLOAD_PARAM = "offload_param"
+    REDUCE_BUCKET_SIZE = "reduce_bucket_size"
+    OVERLAP_COMM = "overlap_comm"
+    CONTIGUOUS_GRADIENTS = "contiguous_gradients"
     OFFLOAD = "offload"
     DS_MICRO_BATCH = "ds_micro_batch"
     DS_GRADIENT_ACCUMULATION_STEPS = "ds_gradient_accumulation_steps"
@@ -214,6 +217,14 @@ KNOBS: Tuple[Knob, ...] = (
         },
         "none",
     ),
+    # ZeRO-1/2 gradient buckets (docs/memory-model.md §5); no default here: DeepSpeed's own defaults depend
+    # on the stage and "auto" is filled by the HF integration, so the memory model decides.
+    Knob(K.REDUCE_BUCKET_SIZE, float, "ZeRO gradient bucket, in elements",
+         {DEEPSPEED: ("zero_optimization.reduce_bucket_size",)}),
+    Knob(K.OVERLAP_COMM, bool, "ZeRO overlaps gradient reduction with backward",
+         {DEEPSPEED: ("zero_optimization.overlap_comm",)}),
+    Knob(K.CONTIGUOUS_GRADIENTS, bool, "ZeRO copies gradients into a contiguous bucket",
+         {DEEPSPEED: ("zero_optimization.contiguous_gradients",)}),
     # DeepSpeed-Chat-style `--offload`: the config builder puts optimizer states and parameters on the
     # CPU. Set only when the entry script hands the switch to a config builder deepspeed.initialize gets.
     Knob(K.OFFLOAD, bool, "ZeRO offload switch of a DeepSpeed config built in code", {}),

@@ -70,15 +70,23 @@ class LongSequenceRisk(Rule):
         if not over_capacity(single) or single.largest_term not in _SEQUENCE_TERMS:
             return
         length = single.sequence_tokens
+        samples = single.micro_batch
         sequence_share = sum(single.breakdown.get(t, 0.0) for t in _SEQUENCE_TERMS)
         image_tokens = single.image_tokens
         tokens = f"the {length}-token limit" + (f" ({image_tokens} of them image tokens)" if image_tokens else "")
-        message = (f"at a micro-batch of 1, a sample at {tokens} needs about {single.peak_gib:.1f} GiB per GPU on "
+        # The entry script may put several samples into one item of the batch (InternLM-XComposer's batch_size).
+        who = ("a sample", "needs") if samples <= 1 else (
+            f"the {samples} samples the entry script puts in one item, each", "need")
+        message = (f"at a micro-batch of 1, {who[0]} at {tokens}, {who[1]} about {single.peak_gib:.1f} GiB per GPU on "
                    f"{on_gpu(ctx, single)}, {sequence_share:.1f} GiB of it grows with the sequence")
         fitting = fitting_length(run, ctx.gpu, 1, length)
         remedy = (f"a limit of {fitting} tokens fits" if fitting else "no shorter limit fits on its own")
         message += f"{assumption_note(run)}; {remedy}"
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
-        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting(K.MAX_SEQ_LENGTH), fix=fix)
+        severity = verdict_severity(ctx, self.severity, run)
+        if fitting is not None and fitting * 2 >= length:
+            # Only samples in the upper half of the limit overflow: whether the data holds any is a risk of
+            # the data, not a certainty (TL101 judges a batch of long samples the same way).
+            severity = Severity.WARNING
+        yield self.finding(run, message, severity=severity, at=run.setting(K.MAX_SEQ_LENGTH), fix=fix)

@@ -94,7 +94,7 @@ def estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]
         if model.resolved_by == "name size":
             notes.assumed.add("model")
     vision = resolve_vision(overridden, model)
-    job = read_job_inputs(knobs, run, model, vision, notes)
+    job = read_job_inputs(knobs, run, model, vision, notes, gpu)
     states = model_states(model, vision, job, notes)
     dynamic = training_dynamic(model, vision, job, job.per_device_batch, notes)
     return _assemble(gpu, model, job, states, dynamic, notes)

@@ -22,6 +22,12 @@ class Gpu:
     key: str = ""
     source: str = ""
 
+    @property
+    def runs_flash_attention(self) -> bool:
+        """FlashAttention-2 runs on Ampere, Ada and Hopper GPUs only (compute capability 8.0 and up, its
+        README), the same generations that first brought bf16: a card without bf16 (V100, T4) cannot run it."""
+        return self.bf16
+
 
 def _normalize(text: str) -> str:
     text = text.strip().lower()

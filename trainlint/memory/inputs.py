@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unknown, Value
 from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec
+from trainlint.memory.gpus import Gpu
 from trainlint.resolution.evaluation import evaluation_runs
 
 # docs/memory-model.md §2: the defaults assumed when a setting cannot be read.
@@ -194,6 +195,8 @@ class JobInputs:
     fused_loss: bool = False  # the loss never builds the full (tokens x vocab) logits
     activation_offload: bool = False
     tiled_mlp: bool = False
+    # docs/memory-model.md §5: the 16-bit gradient buckets ZeRO-1/2 allocate in backward, in elements.
+    gradient_bucket_elements: float = 0.0
 
     @property
     def samples_per_device(self) -> int:
@@ -202,9 +205,10 @@ class JobInputs:
 
 
 def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], vision: Optional[ModelSpec],
-                    notes: EstimateNotes) -> JobInputs:
+                    notes: EstimateNotes, gpu: Optional[Gpu] = None) -> JobInputs:
     """The job's inputs; each default taken is recorded in `notes` (the order of the notes is the
-    order in which a reader meets the settings: batch, world, precision, sharding, method, model)."""
+    order in which a reader meets the settings: batch, world, precision, sharding, method, model).
+    `gpu`, when given, decides what the model's own attention default becomes on that card."""
     batch = _per_device_batch(knobs, notes)
     multiplier = _batch_multiplier(run, notes)
     world = _world_size(knobs, notes)
@@ -218,7 +222,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora)
     embedding_copies = _trained_embedding_copies(knobs, lora)
     checkpointing = _checkpointing(knobs, notes)
-    attention = _attention(knobs, run, model, notes)
+    attention = _attention(knobs, run, model, notes, gpu)
     optimizer = _optimizer(knobs, notes)
     vision_trainable = _vision_trainable(knobs, vision, notes)
     image_tokens, images = image_tokens_per_sample(knobs, model, vision, notes)
@@ -240,7 +244,31 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD_KNOB, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP_KNOB, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
+        gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
     )
+
+
+# docs/memory-model.md §5: DeepSpeed's defaults (its configuration documentation, deepspeed/runtime/zero/config.py).
+DEEPSPEED_REDUCE_BUCKET_DEFAULT = 5e8
+
+
+def _gradient_bucket_elements(knobs: KnobReader, model: Optional[ModelSpec], zero: Optional[int]) -> float:
+    """The elements of the gradient buckets ZeRO-1/2 allocate in backward (deepspeed/runtime/zero/
+    stage_1_and_2.py): with `contiguous_gradients` (on by default) one bucket of `reduce_bucket_size`
+    elements in the 16-bit dtype, a second with `overlap_comm` (off by default below stage 3). `"auto"` is
+    filled by the HF integration with hidden x hidden. A value that cannot be read counts as that smaller
+    "auto" size, the side that cannot raise a false alarm."""
+    if zero not in (1, 2) or knobs.bool(K.CONTIGUOUS_GRADIENTS) is False:
+        return 0.0
+    hidden_squared = float(model.hidden * model.hidden) if model is not None else 0.0
+    written = knobs.get(K.REDUCE_BUCKET_SIZE)
+    if written is None and not knobs.is_unknown(K.REDUCE_BUCKET_SIZE):
+        elements = DEEPSPEED_REDUCE_BUCKET_DEFAULT
+    elif isinstance(written, (int, float)) and not isinstance(written, bool) and written > 0:
+        elements = float(written)
+    else:
+        elements = hidden_squared  # "auto", or unreadable
+    return elements * (2 if knobs.bool(K.OVERLAP_COMM) else 1)
 
 
 def _count_or_one(knobs: KnobReader, knob: str, notes: EstimateNotes, topic: str, assumed: str) -> int:
@@ -367,7 +395,8 @@ def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
         return None
 
 
-def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes) -> Attention:
+def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes,
+               gpu: Optional[Gpu] = None) -> Attention:
     name = knobs.str(K.ATTN_IMPLEMENTATION) or ""
     old_release = None if name else _pinned_before_sdpa(run)
     if old_release is not None:
@@ -377,7 +406,15 @@ def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], 
     elif not name:
         # An unpinned version may be either side of 4.36: the lower-memory default cannot raise a false alarm.
         name = model.default_attn if model else "sdpa"
-        notes.note(f"attention implementation not set: assumed {name} (the model's default)")
+        if "flash" in name and gpu is not None and not gpu.runs_flash_attention:
+            # docs/memory-model.md §7: the models whose own code turns FlashAttention-2 on fall back to
+            # their eager attention where it cannot run (InternVL's modeling_internvl_chat.py, Qwen's
+            # modeling_qwen.py).
+            name = "eager"
+            notes.note(f"attention implementation not set: eager, the model's fallback where FlashAttention-2 "
+                       f"cannot run ({gpu.name} predates Ampere)")
+        else:
+            notes.note(f"attention implementation not set: assumed {name} (the model's default)")
     if "flash" in name or name in ("fa2", "xformers"):
         return Attention.FLASH
     return Attention.SDPA if name == "sdpa" else Attention.EAGER

@@ -288,7 +288,8 @@ def gradients_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> 
     if job.zero_stage == 3:
         return 2 * split.trained / n + 4 * _largest_layer_params(model) / 2
     if job.zero_stage is not None:
-        return 2 * split.trained / n if job.zero_stage == 2 else 2 * split.trained
+        buckets = 2 * job.gradient_bucket_elements  # 16-bit gradient buckets (§5)
+        return (2 * split.trained / n if job.zero_stage == 2 else 2 * split.trained) + buckets
     if job.lora:
         return split.trainable * 4 + split.embedding_copies * _embedding_copy_bytes(job)
     return split.trainable * (2 if job.weights_half else 4)
