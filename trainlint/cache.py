@@ -188,15 +188,19 @@ class FactCache:
         return os.path.realpath(entry) == str(entry)
 
     def _prepare(self) -> None:
-        if self._prepared:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        markers = ((".gitignore", "# Created by trainlint automatically.\n*\n"), ("CACHEDIR.TAG", CACHEDIR_TAG))
-        for name, text in markers:
-            marker = self.folder / name
-            if not marker.exists() and self._inside(marker):
-                write_atomically(marker, text.encode())
-        self._prepared = True
+        if not self._prepared:
+            prepare_folder(self.folder)
+            self._prepared = True
+
+
+def prepare_folder(folder: Path) -> None:
+    """Create the cache folder, marked as one: a `.gitignore` and a CACHEDIR.TAG (never through a link)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    markers = ((".gitignore", "# Created by trainlint automatically.\n*\n"), ("CACHEDIR.TAG", CACHEDIR_TAG))
+    for name, text in markers:
+        marker = folder / name
+        if not marker.exists() and os.path.realpath(marker) == str(marker):
+            write_atomically(marker, text.encode())
 
 
 def default_cache_dir(config_path: Optional[str]) -> Path:
