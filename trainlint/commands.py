@@ -36,18 +36,31 @@ class Terminal:
     width: Optional[int]
 
 
+# The environment variables with which rich takes stdout for a terminal when it is not one.
+_FORCES_TERMINAL = frozenset({"FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"})
+
+
 def terminal(args: Namespace, to_file: bool = False) -> Terminal:
     """rich's own detection of stdout (a terminal, its width, NO_COLOR when non-empty, FORCE_COLOR,
     TERM=dumb), overridden by `--color always|never`."""
+    choice = getattr(args, "color", "auto")
+    if to_file or not (_isatty(sys.stdout) or _FORCES_TERMINAL & set(os.environ)):
+        # rich takes stdout for a terminal only when it is one or one of these forces it: not importing
+        # it here keeps a check answered from the result cache fast.
+        return Terminal(color=choice == "always", width=None)
     from rich.console import Console
 
-    choice = getattr(args, "color", "auto")
-    if to_file:
-        return Terminal(color=choice == "always", width=None)
     console = Console(file=sys.stdout)
     detected = console.is_terminal and console.color_system is not None and not console.no_color
     color = choice == "always" or (choice == "auto" and detected)
     return Terminal(color=color, width=console.width if console.is_terminal else None)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no such method, or a closed stream (as rich reads them)
+        return False
 
 
 def effective_settings(args: Namespace) -> Settings:
