@@ -130,14 +130,14 @@ def run_check(args: Namespace) -> int:
     if found is not None:
         return _emit(args, found)
     from trainlint.inputs import recording_inputs
-    from trainlint.results import inputs_of
 
     with recording_inputs() as log:
         result = _scan(args, settings)
         output = _output(args, settings, shown, result)
-        inputs = inputs_of(tree, log, _shown_files(result))
-    if _unchanged_since_read(result):
-        cache.store(inputs, output)
+    # Stored only when nothing the scan read changed while it ran and no file came or went in the tree
+    # meanwhile: the inputs are taken after the scan, the result is of the tree before it.
+    if _unchanged_since_read(result) and cache.tree(roots) == tree:
+        cache.store(cache.inputs(tree, log, _shown_files(result)), output)
     return _emit(args, output)
 
 

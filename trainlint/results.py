@@ -55,26 +55,17 @@ class ScanInputs:
     tree: str
     states: Mapping[str, str]
 
-    def unchanged(self, tree: str) -> bool:
-        return tree == self.tree and all(_state_of(key) == state for key, state in self.states.items())
+    def unchanged(self, tree: str, cache_folder: Path) -> bool:
+        return tree == self.tree and all(_state_of(key, cache_folder) == state for key, state in self.states.items())
 
 
-def _state_of(key: str) -> Optional[str]:
+def _state_of(key: str, cache_folder: Path) -> Optional[str]:
     kind, _, path = key.partition(":")
     if kind == "path":
         return path_state(path)
     if kind == "folder":
-        return folder_state(path)
+        return folder_state(path, leave_out=str(cache_folder))
     return None  # a key this version does not write: never equal
-
-
-def inputs_of(tree: str, log: InputLog, extra_paths: Iterable[str] = ()) -> ScanInputs:
-    states: Dict[str, str] = {}
-    for path in sorted({*log.paths, *(os.path.abspath(p) for p in extra_paths)}):
-        states[f"path:{path}"] = path_state(path)
-    for folder in sorted(log.folders):
-        states[f"folder:{folder}"] = folder_state(folder)
-    return ScanInputs(tree, states)
 
 
 def code_fingerprint() -> str:
@@ -101,6 +92,15 @@ class ResultCache:
         self.key = hashlib.sha256(described.encode("utf-8", "surrogateescape")).hexdigest()
         self.entry = self.folder / f"results-{RESULT_FORMAT}" / self.key[:2] / f"{self.key}.json"
 
+    def inputs(self, tree: str, log: InputLog, extra_paths: Iterable[str] = ()) -> ScanInputs:
+        """The state now of what the scan noted (and of `extra_paths`), with the tree's digest from before it."""
+        states: Dict[str, str] = {}
+        for path in sorted({*log.paths, *(os.path.abspath(p) for p in extra_paths)}):
+            states[f"path:{path}"] = path_state(path)
+        for folder in sorted(log.folders):
+            states[f"folder:{folder}"] = folder_state(folder, leave_out=str(self.folder))
+        return ScanInputs(tree, states)
+
     def tree(self, roots: Iterable[Path]) -> str:
         """The tree's digest now (the cache folder itself left out: the scan writes it)."""
         return tree_digest(roots, leave_out=self.folder)
@@ -117,7 +117,7 @@ class ResultCache:
             output = _output(document["output"])
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None  # missing, truncated or corrupt: the scan runs and the entry is written again
-        return output if inputs.unchanged(tree) else None
+        return output if inputs.unchanged(tree, self.folder) else None
 
     def store(self, inputs: ScanInputs, output: CheckOutput) -> None:
         document = {"format": RESULT_FORMAT, "key": self.key, "tree": inputs.tree, "states": dict(inputs.states),
