@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Set, Union
 
-from trainlint.readers.source import safe_resolve
-
 # Folders the discovery walk never enters (build output, environments, caches).
 SKIP_DIRS = frozenset({".git", ".hg", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
                        "site-packages", "build", "dist", ".eggs"})
@@ -31,6 +29,15 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 # --- the tree ------------------------------------------------------------------------------------
+
+def safe_resolve(path: PathLike) -> Path:
+    """As trainlint.readers.source.safe_resolve (whose module imports the reader facts, slow for a check
+    answered from the result cache): absolute, links followed; the absolute path on a loop."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
 
 def repo_root(start: Path) -> Optional[Path]:
     for folder in [start, *start.parents]:
