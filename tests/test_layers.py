@@ -14,12 +14,12 @@ ROOT = PACKAGE.parent
 # Layer of each module or package, left to right.
 LAYERS = {
     "core": 0, "knobs": 0, "atomic_write": 0, "__init__": 0,
-    "readers": 1, "formats": 1, "cache": 1,
+    "readers": 1, "formats": 1, "cache": 1, "inputs": 1,
     "graph": 2, "resolution": 2,
     "memory": 3,
     "checks": 4, "linter": 4, "suppressions": 4, "config": 4,
     "fixers": 5,
-    "report": 6, "baseline": 6, "changed": 6, "api": 6, "gitignore": 6,
+    "report": 6, "baseline": 6, "changed": 6, "api": 6, "gitignore": 6, "results": 6,
     "commands": 7, "cli": 7, "completion": 7, "__main__": 7,
 }
 

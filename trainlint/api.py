@@ -22,36 +22,21 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from trainlint.baseline import BaselineError, load_baseline
-from trainlint.baseline import write_baseline as _write_baseline_file
 from trainlint.cache import default_cache_dir
-from trainlint.changed import (
-    ChangedFilesError,
-    ChangedLines,
-    anchor_on_changes,
-    git_changed_files,
-    git_changed_lines,
-    real,
-    repository_of,
-    restrict,
-    restricted_files,
-    scan_paths,
-    whole_files,
-    without_phantom_entries,
-)
 from trainlint.config import ConfigError, Settings, fails, resolve_settings
-from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
-from trainlint.fixers.engine import FixOutcome, FixSession, with_planned_edits
-from trainlint.fixers.journal import recover_paths
-from trainlint.gitignore import ignored_paths
-from trainlint.linter import LintResult, Selection, Target, TargetError, make_target
-from trainlint.linter import lint as _lint
-from trainlint.memory import Gpu, Suggestion, suggestions
-from trainlint.memory.plans import PortPlan, plan_port
-from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES, Scan
-from trainlint.resolution.workspace import Workspace
+
+# The scan's modules (parsers, resolution, memory, rules, planner) are imported where they are used: a
+# check answered from the result cache (trainlint.results) needs none of them, and they take most of a
+# warm check's time to import.
+if TYPE_CHECKING:
+    from trainlint.changed import ChangedLines
+    from trainlint.core import Diagnostic, Finding, MemoryEstimate, Report, TrainingRun, Value
+    from trainlint.fixers.engine import FixOutcome
+    from trainlint.linter import LintResult, Selection, Target
+    from trainlint.memory import Gpu, Suggestion
+    from trainlint.memory.plans import PortPlan
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -114,6 +99,8 @@ def _paths(paths: Sequence[PathLike]) -> List[Path]:
 
 def target_of(settings: Settings, global_batch: Optional[int] = None) -> Target:
     """The GPU and world size the settings ask to check against (and the global batch a port keeps)."""
+    from trainlint.linter import TargetError, make_target
+
     if settings.num_gpus is not None and settings.num_gpus < 1:
         raise UsageError("--num-gpus must be at least 1")
     if global_batch is not None and global_batch < 1:
@@ -126,6 +113,8 @@ def target_of(settings: Settings, global_batch: Optional[int] = None) -> Target:
 
 
 def _selection(settings: Settings) -> Selection:
+    from trainlint.linter import Selection
+
     return Selection(tuple(settings.select), tuple(settings.ignore), tuple(settings.per_file_ignores))
 
 
@@ -146,6 +135,9 @@ def cache_dir_of(settings: Settings) -> Path:
 
 def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:
     """The configured exclude patterns, plus what .gitignore ignores below the folders named."""
+    from trainlint.gitignore import ignored_paths
+    from trainlint.resolution import SHELL_SUFFIXES, YAML_SUFFIXES
+
     if not settings.respect_gitignore:
         return tuple(settings.exclude)
     folders = [path for path in paths if path.is_dir()]
@@ -154,6 +146,9 @@ def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:
 
 def _lint_paths(paths: Sequence[Path], settings: Settings, preserve: bool = False,
                 global_batch: Optional[int] = None, options: ScanOptions = ScanOptions()) -> LintResult:
+    from trainlint.linter import lint as _lint
+    from trainlint.resolution.workspace import Workspace
+
     return _lint(list(paths), target_of(settings, global_batch), _selection(settings), _exclusions(paths, settings),
                  preserve_effective_batch=preserve,
                  workspace=Workspace(allow_outside_reads=settings.allow_outside_reads),
@@ -167,6 +162,8 @@ def _changed_files(paths: Sequence[PathLike], diff_base: Optional[str],
                    changed: bool) -> Optional[Tuple[List[Path], ChangedLines]]:
     """The changed files of `diff_base` (a git ref) or of `changed` (the paths are the changed
     files) with their changed lines where git knows them, or None outside changed-files mode."""
+    from trainlint.changed import ChangedFilesError, git_changed_files, git_changed_lines, whole_files
+
     if changed:
         if diff_base:
             raise UsageError("--changed and --diff-base are exclusive")
@@ -185,6 +182,18 @@ def _scoped_lint(paths: Sequence[PathLike], settings: Settings, preserve: bool, 
                  options: ScanOptions = ScanOptions()) -> LintResult:
     """The whole tree, or in changed-files mode the repository scan narrowed to the jobs that read
     a changed file, each finding placed on a changed line where one caused it."""
+    from trainlint.changed import (
+        anchor_on_changes,
+        real,
+        repository_of,
+        restrict,
+        restricted_files,
+        scan_paths,
+        without_phantom_entries,
+    )
+    from trainlint.linter import LintResult
+    from trainlint.resolution import Scan
+
     found = _changed_files(paths, diff_base, changed)
     if found is None:
         return _lint_paths(_paths(paths), settings, preserve, global_batch, options)
@@ -233,9 +242,13 @@ class CheckResult:
     diagnostics: Tuple[Diagnostic, ...] = ()
     # A rule or an estimate failed on one job; the other jobs were checked.
     errors: Tuple[str, ...] = ()
+    # Each file the scan read, as it was when read (see Workspace.stamps).
+    stamps: Mapping[Path, Tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def report(self) -> Report:
+        from trainlint.core import Report
+
         return Report(self.findings, self.runs, dict(self.estimates), run_batches=dict(self.effective_batches),
                       unread=self.diagnostics)
 
@@ -261,6 +274,10 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
     `changed`: `paths` are changed files; their repositories are scanned for the jobs that read one.
     `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out.
     `options`: the fact cache, the reading processes and a progress callback (see ScanOptions)."""
+    from trainlint.baseline import BaselineError, load_baseline
+    from trainlint.fixers.engine import with_planned_edits
+    from trainlint.fixers.journal import recover_paths
+
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
     result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed, options=options)
@@ -281,11 +298,14 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
         baselined=tuple(baselined),
         diagnostics=tuple(result.unread),
         errors=tuple(result.errors),
+        stamps=dict(result.scan.stamps),
     )
 
 
 def write_baseline(path: PathLike, findings: Iterable[Finding]) -> int:
     """Write `findings` as a baseline to `path` (atomically); returns how many were written."""
+    from trainlint.baseline import write_baseline as _write_baseline_file
+
     return _write_baseline_file(Path(path), findings)
 
 
@@ -331,6 +351,9 @@ def fix(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *, 
     may change training results; `preview` writes nothing and computes every round in memory. A job
     that does not fit the target (or whose launcher states another GPU count than `num_gpus`) gets its
     port plan; `global_batch` is the global batch to keep when the launcher states no GPU count."""
+    from trainlint.fixers.engine import FixSession
+    from trainlint.fixers.journal import recover_paths
+
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
     session = FixSession(lambda: _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed,
@@ -361,6 +384,8 @@ class EstimateResult:
 
     @property
     def report(self) -> Report:
+        from trainlint.core import Report
+
         return Report((), self.runs, dict(self.estimates), run_batches=dict(self.effective_batches))
 
 
@@ -369,6 +394,10 @@ def estimate(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None
     """Resolve the jobs under `paths` and estimate their per-GPU memory, with each job's port plan onto
     the target (what `fix` would apply). `with_suggestions` also works out, for each job that does not
     fit, the single changes that would make it fit."""
+    from trainlint.fixers.journal import recover_paths
+    from trainlint.memory import suggestions
+    from trainlint.memory.plans import plan_port
+
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
     target = target_of(settings, global_batch)

@@ -16,27 +16,12 @@ import hashlib
 import json
 import os
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Mapping, Optional, Tuple, TypeVar
 
 from trainlint import __version__
 from trainlint.atomic_write import write_atomically
-from trainlint.core import (
-    Diagnostic,
-    DiagnosticKind,
-    Fallback,
-    FileKind,
-    Launcher,
-    Origin,
-    ReplacedBy,
-    Setting,
-    ShardingEngine,
-    SourceKind,
-    Unknown,
-)
-from trainlint.knobs import K
-from trainlint.readers import facts
-from trainlint.readers.source import MAX_BYTES, display_path
 
 DEFAULT_DIR_NAME = ".trainlint_cache"
 ENTRY_FORMAT = 1
@@ -45,16 +30,34 @@ CACHEDIR_TAG = (
     "# This file is a cache directory tag created by trainlint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
-_CLASSES = {
-    cls.__name__: cls
-    for cls in (
-        Origin, Unknown, Setting, Fallback, Diagnostic, facts.Launch, facts.Flow, facts.ShellScript, facts.FieldDefault,
-        facts.DataclassInfo, facts.Keyword, facts.ConfigCall, facts.TrainerCall, facts.Override, facts.ImportInfo,
-        facts.PythonModule, facts.ConfigFile,
-    )
-}
-_ENUMS = {cls.__name__: cls for cls in (SourceKind, DiagnosticKind, ReplacedBy, FileKind, Launcher, ShardingEngine, K)}
 T = TypeVar("T")
+
+
+@lru_cache(maxsize=1)
+def _classes() -> Tuple[Mapping[str, type], Mapping[str, type]]:
+    """The classes and enums an entry may name (imported when an entry is first read or written: a check
+    answered by the result cache reads none, and the readers' modules are slow to import)."""
+    from trainlint.core import (
+        Diagnostic,
+        DiagnosticKind,
+        Fallback,
+        FileKind,
+        Launcher,
+        Origin,
+        ReplacedBy,
+        Setting,
+        ShardingEngine,
+        SourceKind,
+        Unknown,
+    )
+    from trainlint.knobs import K
+    from trainlint.readers import facts
+
+    classes = (Origin, Unknown, Setting, Fallback, Diagnostic, facts.Launch, facts.Flow, facts.ShellScript,
+               facts.FieldDefault, facts.DataclassInfo, facts.Keyword, facts.ConfigCall, facts.TrainerCall,
+               facts.Override, facts.ImportInfo, facts.PythonModule, facts.ConfigFile)
+    enums = (SourceKind, DiagnosticKind, ReplacedBy, FileKind, Launcher, ShardingEngine, K)
+    return {cls.__name__: cls for cls in classes}, {cls.__name__: cls for cls in enums}
 
 
 class CorruptEntry(ValueError):
@@ -71,7 +74,7 @@ def encode(value: Any) -> Any:
         return {"t": [encode(item) for item in value]}
     if isinstance(value, list):
         return {"l": [encode(item) for item in value]}
-    if dataclasses.is_dataclass(value) and type(value).__name__ in _CLASSES:
+    if dataclasses.is_dataclass(value) and type(value).__name__ in _classes()[0]:
         return {"c": type(value).__name__,
                 "f": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
     if isinstance(value, dict) or hasattr(value, "items"):
@@ -90,10 +93,11 @@ def decode(data: Any) -> Any:
         return [decode(item) for item in _list(data["l"])]
     if "d" in data:
         return {decode(pair[0]): decode(pair[1]) for pair in _list(data["d"]) if _is_pair(pair)}
-    if "e" in data and data.get("e") in _ENUMS:
-        return _ENUMS[data["e"]](data.get("v"))
-    if "c" in data and data.get("c") in _CLASSES and isinstance(data.get("f"), dict):
-        cls = _CLASSES[data["c"]]
+    classes, enums = _classes()
+    if "e" in data and data.get("e") in enums:
+        return enums[data["e"]](data.get("v"))
+    if "c" in data and data.get("c") in classes and isinstance(data.get("f"), dict):
+        cls = classes[data["c"]]
         return cls(**{name: decode(item) for name, item in data["f"].items()})
     raise CorruptEntry("unknown tag")
 
@@ -149,6 +153,8 @@ class FactCache:
         return None if key is None else self._load(self._entries / key[:2] / f"{key}.json", key)
 
     def _key(self, kind: str, path: Path) -> Optional[str]:
+        from trainlint.readers.source import MAX_BYTES, display_path
+
         try:
             if path.stat().st_size > MAX_BYTES:
                 return None
@@ -188,15 +194,19 @@ class FactCache:
         return os.path.realpath(entry) == str(entry)
 
     def _prepare(self) -> None:
-        if self._prepared:
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        markers = ((".gitignore", "# Created by trainlint automatically.\n*\n"), ("CACHEDIR.TAG", CACHEDIR_TAG))
-        for name, text in markers:
-            marker = self.folder / name
-            if not marker.exists() and self._inside(marker):
-                write_atomically(marker, text.encode())
-        self._prepared = True
+        if not self._prepared:
+            prepare_folder(self.folder)
+            self._prepared = True
+
+
+def prepare_folder(folder: Path) -> None:
+    """Create the cache folder, marked as one: a `.gitignore` and a CACHEDIR.TAG (never through a link)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    markers = ((".gitignore", "# Created by trainlint automatically.\n*\n"), ("CACHEDIR.TAG", CACHEDIR_TAG))
+    for name, text in markers:
+        marker = folder / name
+        if not marker.exists() and os.path.realpath(marker) == str(marker):
+            write_atomically(marker, text.encode())
 
 
 def default_cache_dir(config_path: Optional[str]) -> Path:

@@ -129,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "the summary line")
     _color_option(check)
     check.add_argument("--no-cache", action="store_true", help="read every file again (no .trainlint_cache)")
-    check.add_argument("--cache-dir", metavar="DIR", help="where to keep what was read (default: .trainlint_cache)")
+    check.add_argument("--cache-dir", metavar="DIR", help="where to keep what was read and the results "
+                       "(default: .trainlint_cache)")
     check.add_argument("--preserve-effective-batch", action="store_true",
                        help="propose batch fixes that keep per-device × accumulation × world size")
     check.add_argument("--fail-on", choices=FAIL_ON_CHOICES,

@@ -10,7 +10,7 @@ from argparse import Namespace
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from trainlint.api import CheckResult, ExitCode, UsageError, load_settings, target_of, write_baseline
 from trainlint.api import estimate as estimate_jobs
@@ -19,6 +19,9 @@ from trainlint.api import lint as lint_jobs
 from trainlint.atomic_write import write_text_atomically
 from trainlint.config import Settings
 from trainlint.core import Report
+
+if TYPE_CHECKING:
+    from trainlint.results import CheckOutput
 
 # The settings every subcommand with target options may carry (argparse leaves out the others).
 _SETTING_OPTIONS = ("config", "isolated", "select", "ignore", "exclude", "gpu", "gpu_memory", "num_gpus", "fail_on",
@@ -33,18 +36,31 @@ class Terminal:
     width: Optional[int]
 
 
+# The environment variables with which rich takes stdout for a terminal when it is not one.
+_FORCES_TERMINAL = frozenset({"FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"})
+
+
 def terminal(args: Namespace, to_file: bool = False) -> Terminal:
     """rich's own detection of stdout (a terminal, its width, NO_COLOR when non-empty, FORCE_COLOR,
     TERM=dumb), overridden by `--color always|never`."""
+    choice = getattr(args, "color", "auto")
+    if to_file or not (_isatty(sys.stdout) or _FORCES_TERMINAL & set(os.environ)):
+        # rich takes stdout for a terminal only when it is one or one of these forces it: not importing
+        # it here keeps a check answered from the result cache fast.
+        return Terminal(color=choice == "always", width=None)
     from rich.console import Console
 
-    choice = getattr(args, "color", "auto")
-    if to_file:
-        return Terminal(color=choice == "always", width=None)
     console = Console(file=sys.stdout)
     detected = console.is_terminal and console.color_system is not None and not console.no_color
     color = choice == "always" or (choice == "auto" and detected)
     return Terminal(color=color, width=console.width if console.is_terminal else None)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no such method, or a closed stream (as rich reads them)
+        return False
 
 
 def effective_settings(args: Namespace) -> Settings:
@@ -99,28 +115,94 @@ def _report_errors(errors) -> None:
 
 
 def run_check(args: Namespace) -> int:
-    from trainlint.api import ScanOptions
-    from trainlint.report import Visibility, render
-    from trainlint.report.progress import scan_progress
-
     settings = effective_settings(args)
     if args.write_baseline is not None:
         result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
                            diff_base=args.diff_base, changed=args.changed)
         return _write_baseline(args.write_baseline, result)
+    shown = terminal(args, to_file=args.output_file is not None)
+    stored = _result_cache(args, settings, shown)
+    if stored is None:
+        return _emit(args, _check(args, settings, shown))
+    cache, roots = stored
+    tree = cache.tree(roots)
+    found = cache.load(tree)
+    if found is not None:
+        return _emit(args, found)
+    from trainlint.inputs import recording_inputs
+
+    with recording_inputs() as log:
+        result = _scan(args, settings)
+        output = _output(args, settings, shown, result)
+    # Stored only when nothing the scan read changed while it ran and no file came or went in the tree
+    # meanwhile: the inputs are taken after the scan, the result is of the tree before it.
+    if _unchanged_since_read(result) and cache.tree(roots) == tree:
+        cache.store(cache.inputs(tree, log, _shown_files(result)), output)
+    return _emit(args, output)
+
+
+def _result_cache(args: Namespace, settings: Settings, shown: Terminal):
+    """The result cache for this check and the tree roots it covers, or None when the check bypasses
+    it: --no-cache; --diff-base and --changed, whose answer depends on git's state (the index, the
+    refs, the merge base) that the stored inputs do not cover; --allow-outside-reads, whose imports
+    are looked for in folders outside the tree that are not recorded."""
+    if args.no_cache or args.diff_base or args.changed or settings.allow_outside_reads:
+        return None
+    from trainlint.api import cache_dir_of
+    from trainlint.fixers.journal import recover_paths
+    from trainlint.inputs import tree_roots
+    from trainlint.results import ResultCache
+
+    recover_paths(args.paths)  # a fix that was interrupted is settled before the tree is compared
+    cwd = Path.cwd().resolve()
+    paths = [Path(path) for path in args.paths] or [Path(".")]
+    roots = tree_roots(paths, cwd)
+    baseline = args.baseline
+    request = {
+        "paths": [str(path) for path in paths], "roots": [str(root) for root in roots],
+        "settings": repr(settings), "config": _file_state(settings.config_path),
+        "baseline": [str(baseline), _file_state(baseline)] if baseline is not None else None,
+        "preserve_effective_batch": args.preserve_effective_batch, "output_format": args.output_format,
+        "statistics": args.statistics, "quiet": args.quiet, "show_info": args.show_info,
+        "extend_select": list(args.extend_select or []), "fix_command": fix_command(args),
+        "terminal": [shown.color, shown.width], "summary": _summary_target(args) is not None,
+    }
+    return ResultCache(cache_dir_of(settings), request), roots
+
+
+def _file_state(path) -> Optional[str]:
+    from trainlint.inputs import path_state
+
+    return path_state(path) if path is not None else None
+
+
+def _scan(args: Namespace, settings: Settings) -> CheckResult:
+    from trainlint.api import ScanOptions
+    from trainlint.report.progress import scan_progress
+
     progress = scan_progress()
     try:
-        result = lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
-                           diff_base=args.diff_base, changed=args.changed, baseline=args.baseline,
-                           options=ScanOptions(cache=not args.no_cache, progress=progress))
+        return lint_jobs(args.paths, settings, preserve_effective_batch=args.preserve_effective_batch,
+                         diff_base=args.diff_base, changed=args.changed, baseline=args.baseline,
+                         options=ScanOptions(cache=not args.no_cache, progress=progress))
     finally:
         if progress is not None:
             progress.close()
+
+
+def _check(args: Namespace, settings: Settings, shown: Terminal) -> "CheckOutput":
+    return _output(args, settings, shown, _scan(args, settings))
+
+
+def _output(args: Namespace, settings: Settings, shown: Terminal, result: CheckResult) -> "CheckOutput":
+    """What the check writes, as text: the report, the summary, the errors and the exit code."""
+    from trainlint.report import Visibility, render
+    from trainlint.results import CheckOutput
+
     report = result.report
     if args.statistics:
-        _write(_statistics(report), args.output_file)
+        text = _statistics(report)
     else:
-        shown = terminal(args, to_file=args.output_file is not None)
         visibility = Visibility(show_info=args.show_info, selected=(*settings.select, *(args.extend_select or [])))
         text = render(report, args.output_format, root=".", color=shown.color, visibility=visibility,
                       fix_command=fix_command(args), width=shown.width)
@@ -128,12 +210,39 @@ def run_check(args: Namespace) -> int:
             text = _no_job_changed(args.output_format, text)
         if args.quiet and args.output_format in ("full", "concise"):
             text = _findings_only(text)
-        _write(text, args.output_file)
-    _write_summary(args, report)
-    _report_errors(result.errors)
-    if result.exit_code == ExitCode.FINDINGS and args.exit_zero:
+    summary = _summary_text(args, report) if _summary_target(args) is not None else None
+    return CheckOutput(text, summary, tuple(result.errors), int(result.exit_code))
+
+
+def _shown_files(result: CheckResult) -> List[str]:
+    """The files the report quotes (the full format shows their lines): inputs of the stored text too."""
+    paths = {finding.path for finding in result.findings}
+    paths.update(finding.origin.path for finding in result.findings if finding.origin is not None)
+    return sorted(path for path in paths if path)
+
+
+def _unchanged_since_read(result: CheckResult) -> bool:
+    """No file the scan read changed while it ran: otherwise its inputs, taken now, would not be the
+    ones its result came from."""
+    from trainlint.resolution.workspace import file_stamp
+
+    for path, stamp in result.stamps.items():
+        try:
+            if file_stamp(path) != stamp:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _emit(args: Namespace, output: "CheckOutput") -> int:
+    _write(output.text, args.output_file)
+    if output.summary is not None:
+        _write_summary(args, output.summary)
+    _report_errors(output.errors)
+    if output.exit_code == ExitCode.FINDINGS and args.exit_zero:
         return ExitCode.CLEAN
-    return result.exit_code
+    return output.exit_code
 
 
 NO_JOB_CHANGED = "No job reads a changed file: this change touches no training job, so there is nothing to check."
@@ -183,20 +292,29 @@ def _write_baseline(path: Path, result: CheckResult) -> int:
     return ExitCode.CLEAN
 
 
-def _write_summary(args: Namespace, report: Report) -> None:
-    """The Markdown job summary: to --summary-file, or appended to $GITHUB_STEP_SUMMARY when the
+def _summary_target(args: Namespace) -> Optional[Path]:
+    """Where the Markdown job summary goes: --summary-file, or $GITHUB_STEP_SUMMARY when the
     annotations go to GitHub (each step has its own summary file; other writers may share it)."""
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if args.summary_file is None and step_summary and args.output_format == "github":
+        return Path(step_summary)
+    return args.summary_file
+
+
+def _summary_text(args: Namespace, report: Report) -> str:
     from trainlint.report import render_summary
 
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    target = args.summary_file
-    if target is None and step_summary and args.output_format == "github":
-        target = Path(step_summary)
+    if (args.diff_base or args.changed) and not report.runs and not report.findings:
+        return f"## trainlint\n\n{NO_JOB_CHANGED}\n"
+    return render_summary(report, root=".")
+
+
+def _write_summary(args: Namespace, text: str) -> None:
+    """The summary to its file: appended to $GITHUB_STEP_SUMMARY, else written whole."""
+    target = _summary_target(args)
     if target is None:
         return
-    text = render_summary(report, root=".")
-    if (args.diff_base or args.changed) and not report.runs and not report.findings:
-        text = f"## trainlint\n\n{NO_JOB_CHANGED}\n"
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     append = step_summary is not None and os.path.abspath(target) == os.path.abspath(step_summary)
     if append:
         Path(target).parent.mkdir(parents=True, exist_ok=True)

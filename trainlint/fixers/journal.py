@@ -172,7 +172,7 @@ def recover_paths(paths: Sequence["os.PathLike[str] | str"]) -> List[str]:
     settled journal is also logged as a warning on the `trainlint` logger."""
     import logging
 
-    from trainlint.resolution.workspace import tree_roots
+    from trainlint.inputs import tree_roots  # not the resolution package: a stored check's result needs none of it
 
     cwd = Path.cwd().resolve()
     roots = list(dict.fromkeys([*tree_roots([Path(p) for p in paths] or [cwd], cwd), cwd]))

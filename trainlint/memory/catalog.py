@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from trainlint.core import TrainingRun
+from trainlint.inputs import note_folder, note_path
 from trainlint.knobs import K
 from trainlint.memory.size_from_name import stated_size
 
@@ -288,6 +289,7 @@ def _read_local_config(path: str, roots: Iterable[str]) -> Optional[Mapping]:
     for root in roots:
         candidate = os.path.join(root, path) if root and not os.path.isabs(path) else path
         config_path = os.path.join(candidate, "config.json")
+        note_path(config_path)  # found or not: a stored result depends on it
         try:
             if os.path.isfile(config_path):
                 with open(config_path, encoding="utf-8") as handle:
@@ -317,6 +319,7 @@ def _read_cached_config(repo_id: str, cache_dirs: Iterable[str]) -> Optional[Map
     folder_name = "models--" + "--".join(parts)
     for cache in cache_dirs:
         snapshots = os.path.join(cache, folder_name, "snapshots")
+        note_folder(snapshots)
         try:
             revisions = sorted(os.listdir(snapshots))
         except OSError:

@@ -21,6 +21,7 @@ from trainlint.core import (
     suffixes_of,
 )
 from trainlint.graph import SettingsGraph
+from trainlint.inputs import SKIP_DIRS
 from trainlint.readers.facts import Flow
 from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution.runs import build_run, python_run, recipe_run
@@ -29,8 +30,6 @@ from trainlint.resolution.workspace import Workspace
 # Views of the one suffix table (trainlint.core.file_kind), for callers that list suffixes.
 SHELL_SUFFIXES = suffixes_of(FileKind.SHELL)
 YAML_SUFFIXES = suffixes_of(FileKind.YAML)
-SKIP_DIRS = {".git", ".hg", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "site-packages",
-             "build", "dist", ".eggs"}
 RECIPE_KEYS = ("per_device_train_batch_size", "micro_batch_size", "gradient_accumulation_steps")
 
 

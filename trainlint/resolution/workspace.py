@@ -15,11 +15,14 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, file_kind
+from trainlint.inputs import note_folder, note_path, repo_root, tree_roots, within
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, safe_resolve
+
+__all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_pin", "tree_roots"]
 
 T = TypeVar("T")
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
@@ -53,33 +56,6 @@ def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional
             if candidate_dir == root:
                 break
     return None
-
-
-def repo_root(start: Path) -> Optional[Path]:
-    for folder in [start, *start.parents]:
-        if (folder / ".git").exists() or (folder / "pyproject.toml").exists() or (folder / "setup.py").exists():
-            return folder
-    return None
-
-
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def tree_roots(paths: Sequence[Path], invocation_dir: Path) -> List[Path]:
-    """The folders a scan of `paths` may read: each path's repository (the nearest folder above it
-    with `.git`, `pyproject.toml` or `setup.py`), else the invocation directory when the path is
-    below it, else the named folder (or the named file's folder)."""
-    roots: List[Path] = []
-    for path in paths:
-        absolute = safe_resolve(path)
-        folder = absolute if absolute.is_dir() else absolute.parent
-        root = repo_root(folder)
-        if root is None:
-            root = invocation_dir if _within(folder, invocation_dir) else folder
-        if root not in roots:
-            roots.append(root)
-    return roots
 
 
 def _expand_home(written: str) -> Path:
@@ -132,13 +108,14 @@ class Workspace:
         metadata. Without roots (no scan yet), the invocation directory is the tree."""
         resolved = self.resolved(path)
         for root in self.roots if self.roots is not None else [self.invocation_dir]:
-            if _within(resolved, root):
+            if within(resolved, root):
                 return not _PRIVATE_DIRS & set(resolved.relative_to(root).parts)
         return False
 
     def refusal(self, path: Path) -> Optional[Diagnostic]:
         """Why `path` is not read (outside the tree, not a regular file, too large, the scan's budget
         spent), or None when it may be read."""
+        note_path(path)
         shown = named_path(path)
         problem = not_regular(path, shown)
         outside = not self.allow_outside_reads and not self.inside(path)
@@ -223,6 +200,7 @@ class Workspace:
         if key in self._reserved:
             return
         self._reserved.add(key)
+        note_path(path)
         self.stamps[key] = file_stamp(path)
         self._bytes_read += self.stamps[key][2]
 
@@ -246,6 +224,7 @@ class Workspace:
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
         key = (safe_resolve(path), package)
         if key not in self._pins:
+            note_path(path)
             readable = path.is_file() and self.inside(path) and not_regular(path, str(path)) is None
             self._pins[key] = read_pin(path, package) if readable else None
         return self._pins[key]
@@ -268,6 +247,7 @@ class Workspace:
         for folder in dirs:
             if folder not in unique:
                 unique.append(folder)
+                note_folder(folder)  # callers look for modules and packages here, found or not
         return unique
 
     def find(self, relative: str, dirs: Sequence[Path]) -> Optional[Path]:
@@ -296,6 +276,7 @@ class Workspace:
         from trainlint.readers.python import resolve_import  # lazy: the package imports libcst (~300 ms)
 
         allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
+        _note_module_folders(dotted, importer, allowed)
         found = resolve_import(dotted, str(importer), [str(d) for d in allowed])
         return Path(found) if found else None
 
@@ -317,9 +298,26 @@ def file_stamp(path: Path) -> Tuple[int, ...]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
+def _note_module_folders(dotted: str, importer: Path, dirs: Iterable[Path]) -> None:
+    """The folders an import of `dotted` is looked for in (`pkg/mod.py` or `pkg/mod/__init__.py` below
+    each folder, or below the importer's for `.mod`): whether it is found depends on their listings."""
+    dots = len(dotted) - len(dotted.lstrip("."))
+    parts = [part for part in dotted.lstrip(".").split(".") if part]
+    bases = list(dirs)
+    if dots:
+        base = importer.parent
+        for _ in range(dots - 1):
+            base = base.parent
+        bases = [base]
+    for base in bases:
+        note_folder(base.joinpath(*parts[:-1]) if parts else base)
+        note_folder(base.joinpath(*parts))
+
+
 def _exists(path: Path) -> bool:
     """Something is there that is not a folder (a FIFO or a device counts: reading it is refused
     with a diagnostic that says what it is, rather than calling it missing)."""
+    note_path(path)
     try:
         return os.path.lexists(path) and not path.is_dir()
     except OSError:
