@@ -14,7 +14,9 @@ that recipe's published values, listed in recipes.csv as read from the recipe's 
 the reporter changed overrides the recipe. Otherwise a setting the job cannot run without (the
 sharding, the precision, checkpointing) is read from an environment variable the job does not set,
 so trainlint sees it as unknown exactly as it would on a launcher that takes it from its caller, and
-a pinned transformers version goes into requirements.txt. A row is *grounded* when it states what a
+a pinned transformers version goes into requirements.txt. Settings the thread states that have no column
+of their own (`extra`: `key=value;key=value`, e.g. LLaMA-Factory's `use_unsloth=true`) are written into the
+recipe or launcher verbatim. A row is *grounded* when it states what a
 verdict needs (model, micro-batch, sequence length, sharding, and the GPU count when it shards);
 the score is printed for all rows and for the grounded ones.
 
@@ -157,6 +159,16 @@ def with_recipe(row: Dict[str, str], recipes: Recipes) -> Dict[str, str]:
     return merged
 
 
+def extra_settings(row: Dict[str, str]) -> List[Tuple[str, str]]:
+    """The `extra` column's `key=value;key=value` settings, in the order written (the column is optional)."""
+    pairs = []
+    for item in row.get("extra", "").split(";"):
+        key, separator, value = item.partition("=")
+        if separator and key.strip():
+            pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
 def _int(text: str) -> Optional[int]:
     return int(float(text)) if text else None
 
@@ -243,6 +255,7 @@ def launcher_flags(row: Dict[str, str]) -> List[str]:
     if row["attention"] in ATTENTION_FLAGS:
         flags.append(f"--attn_implementation {ATTENTION_FLAGS[row['attention']]}")
     flags += _precision_flags(row["precision"]) + _tuning_flags(row["tuning"]) + _sharding_flags(row)
+    flags += [f"--{key} {value}" for key, value in extra_settings(row)]
     flags += ["--output_dir out", '--eval_strategy "no"']
     return flags
 
@@ -266,6 +279,7 @@ def llamafactory_recipe(row: Dict[str, str]) -> List[str]:
         lines.append("disable_gradient_checkpointing: true")
     if _uses_deepspeed(row):
         lines.append("deepspeed: ds_config.json")
+    lines += [f"{key}: {value}" for key, value in extra_settings(row)]
     return lines
 
 
