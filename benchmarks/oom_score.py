@@ -14,7 +14,9 @@ that recipe's published values, listed in recipes.csv as read from the recipe's 
 the reporter changed overrides the recipe. Otherwise a setting the job cannot run without (the
 sharding, the precision, checkpointing) is read from an environment variable the job does not set,
 so trainlint sees it as unknown exactly as it would on a launcher that takes it from its caller, and
-a pinned transformers version goes into requirements.txt. A row is *grounded* when it states what a
+a pinned transformers version goes into requirements.txt. Settings the thread states that have no column
+of their own (`extra`: `key=value;key=value`, e.g. LLaMA-Factory's `use_unsloth=true`) are written into the
+recipe or launcher verbatim. A row is *grounded* when it states what a
 verdict needs (model, micro-batch, sequence length, sharding, and the GPU count when it shards);
 the score is printed for all rows and for the grounded ones.
 
@@ -157,6 +159,16 @@ def with_recipe(row: Dict[str, str], recipes: Recipes) -> Dict[str, str]:
     return merged
 
 
+def extra_settings(row: Dict[str, str]) -> List[Tuple[str, str]]:
+    """The `extra` column's `key=value;key=value` settings, in the order written (the column is optional)."""
+    pairs = []
+    for item in row.get("extra", "").split(";"):
+        key, separator, value = item.partition("=")
+        if separator and key.strip():
+            pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
 def _int(text: str) -> Optional[int]:
     return int(float(text)) if text else None
 
@@ -243,6 +255,7 @@ def launcher_flags(row: Dict[str, str]) -> List[str]:
     if row["attention"] in ATTENTION_FLAGS:
         flags.append(f"--attn_implementation {ATTENTION_FLAGS[row['attention']]}")
     flags += _precision_flags(row["precision"]) + _tuning_flags(row["tuning"]) + _sharding_flags(row)
+    flags += [f"--{key} {value}" for key, value in extra_settings(row)]
     flags += ["--output_dir out", '--eval_strategy "no"']
     return flags
 
@@ -266,16 +279,20 @@ def llamafactory_recipe(row: Dict[str, str]) -> List[str]:
         lines.append("disable_gradient_checkpointing: true")
     if _uses_deepspeed(row):
         lines.append("deepspeed: ds_config.json")
-    return lines
+    extra = extra_settings(row)
+    stated = {key for key, _ in extra}
+    # A setting the row states in `extra` (e.g. `stage=rm`) replaces the recipe's own line for that key.
+    lines = [line for line in lines if line.split(": ", 1)[0] not in stated]
+    return lines + [f"{key}: {value}" for key, value in extra]
 
 
-def llamafactory_overrides(row: Dict[str, str]) -> List[str]:
-    """Command-line overrides for what the row does not state (read from the caller's environment)."""
+def llamafactory_overrides(row: Dict[str, str]) -> List[Tuple[str, str]]:
+    """Settings the row does not state, read from the caller's environment."""
     overrides = []
     if _sharding_unstated(row):
-        overrides.append("deepspeed=$DS_CONFIG")
+        overrides.append(("deepspeed", "$DS_CONFIG"))
     if row["precision"] not in ("bf16", "fp16", "fp32"):
-        overrides.append("bf16=$USE_BF16")
+        overrides.append(("bf16", "$USE_BF16"))
     return overrides
 
 
@@ -292,11 +309,19 @@ def write_job(row: Dict[str, str], folder: Path) -> Path:
         (folder / "requirements.txt").write_text(f"transformers=={version}\n")
     launcher = folder / "finetune.sh"
     if _is_llamafactory(row):
-        (folder / "sft.yaml").write_text("\n".join(llamafactory_recipe(row)) + "\n")
         gpus = _int(row["num_gpus"])
         prefix = f"FORCE_TORCHRUN=1 NPROC_PER_NODE={gpus} " if gpus else ""
-        extra = "".join(f" {override}" for override in llamafactory_overrides(row))
-        launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train sft.yaml{extra}\n")
+        overrides = llamafactory_overrides(row)
+        if not overrides:
+            (folder / "sft.yaml").write_text("\n".join(llamafactory_recipe(row)) + "\n")
+            launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train sft.yaml\n")
+            return launcher
+        # A setting from the environment: the whole job as command-line flags, the form LLaMA-Factory also
+        # accepts (`llamafactory-cli train --stage sft ...`), since `key=value` overrides after a YAML are
+        # not read as settings.
+        pairs = [tuple(line.split(": ", 1)) for line in llamafactory_recipe(row)] + overrides
+        flags = " \\\n    ".join(f"--{key} {value}" for key, value in pairs)
+        launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train \\\n    {flags}\n")
         return launcher
     (folder / "train.py").write_text(ENTRY_SCRIPT)
     flags = launcher_flags(row)

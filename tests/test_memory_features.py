@@ -188,3 +188,57 @@ def test_a_length_limit_only_the_longest_samples_overflow_is_a_warning(tmp_path)
     far_folder.mkdir()
     (far,) = _long_sequence_findings(far_folder, 32768)
     assert far.severity == Severity.ERROR and "a sample at the 32768-token limit" in far.message
+
+
+LONG_QLORA_RECIPE = """\
+model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct
+stage: {stage}
+do_train: true
+finetuning_type: lora
+quantization_bit: 4
+per_device_train_batch_size: 1
+cutoff_len: 65536
+fp16: true
+flash_attn: fa2
+output_dir: out
+{extra}"""
+
+
+def _llamafactory_estimate(folder: Path, stage: str = "sft", extra: str = ""):
+    (folder / "sft.yaml").write_text(LONG_QLORA_RECIPE.format(stage=stage, extra=extra))
+    (folder / "train.sh").write_text("#!/bin/bash\nllamafactory-cli train sft.yaml\n")
+    result = lint([folder], make_target(gpu="a100-80gb", num_gpus=1))
+    memory = [f for f in result.findings if f.code.startswith("TL1") and f.severity.rank >= Severity.WARNING.rank]
+    return memory, next(iter(result.estimates.values()))
+
+
+def test_llamafactory_use_unsloth_offloads_checkpoints_and_keeps_only_16bit_logits(tmp_path):
+    plain_findings, plain = _llamafactory_estimate(tmp_path)
+    findings, unsloth = _llamafactory_estimate(tmp_path, extra="use_unsloth: true\n")
+    # 65536 tokens x 128256 vocab: 12 B per entry on the fp32 path, 2 B when unsloth's kernel reuses the logits.
+    assert plain.breakdown["logits"] > 90
+    assert 15 < unsloth.breakdown["logits"] < 16.5
+    # 32 layers x 4096 x 65536 x 2 B = 16 GiB of checkpointed inputs leave the GPU.
+    assert plain.breakdown["activations"] - unsloth.breakdown["activations"] > 15.5
+    assert {f.code for f in plain_findings} and not findings
+    notes = " ".join(unsloth.assumptions)
+    assert "activation offloading" in notes and "gradient written in place" in notes
+
+
+def test_llamafactory_unsloth_gc_offloads_without_touching_the_loss(tmp_path):
+    _, plain = _llamafactory_estimate(tmp_path)
+    _, offloaded = _llamafactory_estimate(tmp_path, extra="use_unsloth_gc: true\n")
+    assert offloaded.breakdown["logits"] == plain.breakdown["logits"]
+    assert offloaded.breakdown["activations"] < plain.breakdown["activations"] - 15
+
+
+def test_unsloth_loss_kernel_is_not_assumed_where_the_trainer_computes_the_loss(tmp_path):
+    # DPO computes log-probabilities from the logits itself; unsloth's causal-LM loss does not run.
+    _, dpo = _llamafactory_estimate(tmp_path, stage="dpo", extra="use_unsloth: true\n")
+    assert "gradient written in place" not in " ".join(dpo.assumptions)
+
+
+def test_llamafactory_lora_rank_defaults_to_8(tmp_path):
+    _, estimate = _llamafactory_estimate(tmp_path)
+    assert any("LoRA r=8" in note for note in estimate.assumptions)
+    assert not any("LoRA rank unknown" in text for text in estimate.unknowns)

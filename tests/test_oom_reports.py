@@ -120,3 +120,27 @@ def test_a_row_without_a_recipe_stays_as_stated():
     row = next(r for r in ROWS if r["id"] == "llava-1499-7b-4xa6000")
     assert oom_score.with_recipe(row, RECIPES) == row
     assert not oom_score.grounded_row(oom_score.with_recipe(row, RECIPES))
+
+
+def test_extra_settings_reach_the_llamafactory_recipe(tmp_path):
+    row = next(r for r in ROWS if r["id"] == "lf-3638-llama3-8b-qlora-unsloth-a100-64k")
+    oom_score.write_job(row, tmp_path)
+    recipe = (tmp_path / "sft.yaml").read_text()
+    assert "use_unsloth: true\n" in recipe and "lora_target: q_proj,v_proj\n" in recipe
+    assert "deepspeed" not in recipe + (tmp_path / "finetune.sh").read_text()  # one card, no DeepSpeed config named
+
+
+def test_an_extra_setting_replaces_the_recipes_own_line():
+    row = next(r for r in ROWS if r["id"] == "lf-5051-qwen2-7b-rm-full-zero3-a800-8k")
+    lines = oom_score.llamafactory_recipe(row)
+    assert "stage: rm" in lines and "stage: sft" not in lines
+
+
+def test_an_unstated_llamafactory_setting_is_written_as_a_flag_read_from_the_environment(tmp_path):
+    # `llamafactory-cli train sft.yaml deepspeed=$X` overrides are not read as settings, and would leave the job
+    # looking unsharded; the flag form leaves the sharding unknown.
+    row = next(r for r in ROWS if r["id"] == "lf-5553-qwen2vl-72b-full-4xa100-80")
+    oom_score.write_job(row, tmp_path)
+    launcher = (tmp_path / "finetune.sh").read_text()
+    assert "--deepspeed $DS_CONFIG" in launcher and not (tmp_path / "sft.yaml").exists()
+    assert oom_score.score_row(row, RECIPES).verdict == "missed"  # no verdict rests on an unknown stage

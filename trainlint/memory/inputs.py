@@ -39,6 +39,7 @@ UNMODELLED_OPTIMIZER_KNOBS = (K.USE_GALORE, K.USE_APOLLO, K.USE_BADAM)
 # Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §17).
 SEQUENCE_PARALLEL_KNOB = "sequence_parallel_degree"  # GPUs one sequence is split over (Ulysses, ring, CP)
 FUSED_LOSS_KNOB = "fused_linear_cross_entropy"  # Liger FLCE / cut cross-entropy: no full logits tensor
+IN_PLACE_LOSS_KNOB = "in_place_cross_entropy"  # unsloth: the 16-bit logits only, gradient written in place
 ACTIVATION_OFFLOAD_KNOB = "activation_offloading"  # checkpointed layer inputs kept on the CPU
 TILED_MLP_KNOB = "tiled_mlp"  # the MLP runs over tiles of the sequence (ALST)
 FSDP_KNOB = "fsdp_sharding"  # set by the FSDP derivation: the states are sharded by FSDP, not DeepSpeed
@@ -193,6 +194,7 @@ class JobInputs:
     fsdp: bool = False  # the states are sharded by FSDP (zero_stage tells how far)
     sequence_parallel: int = 1  # each GPU holds 1/n of a sequence's tokens
     fused_loss: bool = False  # the loss never builds the full (tokens x vocab) logits
+    in_place_loss: bool = False  # the loss keeps only the 16-bit logits and overwrites them with their gradient
     activation_offload: bool = False
     tiled_mlp: bool = False
     # docs/memory-model.md §5: the 16-bit gradient buckets ZeRO-1/2 allocate in backward, in elements.
@@ -241,6 +243,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
         fused_loss=_switch(knobs, FUSED_LOSS_KNOB, notes, "fused linear cross-entropy: no full logits tensor"),
+        in_place_loss=_switch(knobs, IN_PLACE_LOSS_KNOB, notes,
+                              "cross-entropy on the 16-bit logits, gradient written in place: no fp32 copy"),
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD_KNOB, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP_KNOB, notes, "tiled MLP: MLP intermediates computed a tile at a time"),

@@ -39,6 +39,10 @@ MODEL_STATE_TERMS = tuple(term.value for term in (MemoryTerm.WEIGHTS, MemoryTerm
 # everything stays 16-bit.
 LOGITS_BYTES_FP32_PATH = 12.0
 LOGITS_BYTES_HALF_PATH = 6.0
+# docs/memory-model.md §8, §17: unsloth's Fast_CrossEntropyLoss (unsloth/kernels/cross_entropy_loss.py)
+# reads the 16-bit logits, keeps one fp32 logsumexp per token and writes the gradient into the logits
+# tensor itself: 2 bytes per token per vocab entry.
+LOGITS_BYTES_IN_PLACE_LOSS = 2.0
 # docs/memory-model.md §7: eager attention keeps the fp32 softmax output and the 16-bit probabilities
 # per score; during that layer's backward about as much again is live as gradients of the scores.
 EAGER_SCORE_BYTES_SAVED = 6.0
@@ -395,6 +399,8 @@ def logits_bytes(model: ModelSpec, job: JobInputs, batch: int) -> float:
     """The logits and the loss over the vocabulary: docs/memory-model.md §8."""
     if job.fused_loss:
         return _tokens(job, batch) * model.hidden * FUSED_LOSS_BYTES_PER_HIDDEN
+    if job.in_place_loss:
+        return _tokens(job, batch) * model.vocab * LOGITS_BYTES_IN_PLACE_LOSS
     fp32_logits = model.logits_fp32 or (job.mixed_precision and job.zero_stage is None) or not job.mixed_precision
     per_vocab = LOGITS_BYTES_FP32_PATH if fp32_logits else LOGITS_BYTES_HALF_PATH
     return _tokens(job, batch) * model.vocab * per_vocab

@@ -9,7 +9,9 @@ from trainlint.knobs import ARGS, K, coerce
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.memory_features import (
+    ACTIVATION_OFFLOAD,
     FUSED_LOSS,
+    IN_PLACE_LOSS,
     MODEL_PARALLEL,
     SEQUENCE_PARALLEL,
     add_degree,
@@ -20,16 +22,36 @@ from trainlint.resolution.frameworks.memory_features import (
 )
 from trainlint.resolution.precedence import Candidates
 
-# Stages whose loss needs no logits tensor: LLaMA-Factory keeps Liger's fused linear cross-entropy on for them.
+# Stages whose loss the model computes itself (needing no logits tensor): LLaMA-Factory keeps Liger's fused linear
+# cross-entropy on for them, and unsloth's forward runs its own cross-entropy kernel for them.
 _FUSED_LOSS_STAGES = ("sft", "pt")
+
+
+def _unsloth(written: Mapping[str, Setting], candidates: Candidates, model_computes_loss: bool) -> None:
+    """`use_unsloth` loads the model through unsloth with `use_gradient_checkpointing="unsloth"`
+    (src/llamafactory/model/model_utils/unsloth.py): unsloth's checkpointing copies each checkpointed layer
+    input to the CPU (Unsloth_Offloaded_Gradient_Checkpointer, unsloth/models/_utils.py), and its causal-LM
+    forward hands the 16-bit logits to Fast_CrossEntropyLoss, which writes their gradient in place
+    (unsloth/kernels/cross_entropy_loss.py; releases from 2025.8 chunk the loss further, so this is the
+    larger of the two). `use_unsloth_gc` wraps LLaMA-Factory's own checkpointing in the same CPU copy
+    (model_utils/checkpointing.py) and leaves the loss alone."""
+    unsloth = written.get("use_unsloth")
+    if is_on(unsloth):
+        add_switch(candidates, ACTIVATION_OFFLOAD, unsloth, "use_unsloth (unsloth gradient checkpointing on the CPU)")
+        if model_computes_loss:
+            add_switch(candidates, IN_PLACE_LOSS, unsloth, "use_unsloth (cross-entropy in place on 16-bit logits)")
+    elif is_on(written.get("use_unsloth_gc")):
+        add_switch(candidates, ACTIVATION_OFFLOAD, written["use_unsloth_gc"], "use_unsloth_gc")
 
 
 def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
     """LLaMA-Factory keys that change what a GPU holds (docs/memory-model.md §17)."""
     liger = written.get("enable_liger_kernel")
     stage = written.get("stage")
-    if is_on(liger) and (stage is None or str(stage.value).strip().lower() in _FUSED_LOSS_STAGES):
+    model_computes_loss = stage is None or str(stage.value).strip().lower() in _FUSED_LOSS_STAGES
+    if is_on(liger) and model_computes_loss:
         add_switch(candidates, FUSED_LOSS, liger, "enable_liger_kernel (fused linear cross-entropy)")
+    _unsloth(written, candidates, model_computes_loss)
     add_degree(candidates, SEQUENCE_PARALLEL, written, ("sequence_parallel_size",))
     degrees = [whole(written.get(key)) for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size")]
     product = 1
@@ -48,7 +70,7 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
 
 def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     """LLaMA-Factory turns gradient checkpointing on unless `disable_gradient_checkpointing: true`, and trains
-    LoRA adapters unless told otherwise."""
+    LoRA adapters of rank 8 unless told otherwise."""
     _memory_features(written, candidates)
     disabled = written.get("disable_gradient_checkpointing")
     if disabled is not None and coerce(K.GRADIENT_CHECKPOINTING, disabled.value).value is True:
@@ -56,6 +78,9 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     else:
         candidates.add(K.GRADIENT_CHECKPOINTING, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
                                                          note="LLaMA-Factory default"))
+    if not any(key in written for key in ("lora_rank", "lora_r")):
+        # FinetuningArguments.lora_rank defaults to 8 (src/llamafactory/hparams/finetuning_args.py).
+        candidates.add(K.LORA_R, Setting(8, SourceKind.FRAMEWORK_DEFAULT, None, note="LLaMA-Factory default"))
     if "finetuning_type" not in written:
         # FinetuningArguments.finetuning_type defaults to "lora" (src/llamafactory/hparams/finetuning_args.py).
         candidates.add(K.FINETUNING_TYPE, Setting("lora", SourceKind.FRAMEWORK_DEFAULT, None,

@@ -1,6 +1,6 @@
 """Recipe keys that change what a GPU holds, told in the knobs the memory model reads
-(docs/memory-model.md §17): sequence parallelism, a loss that never builds the full logits,
-activation offloading, tiled MLPs, and parallelism the model does not cover."""
+(docs/memory-model.md §17): sequence parallelism, a loss that never builds the full logits or
+never copies them, activation offloading, tiled MLPs, and parallelism the model does not cover."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -12,6 +12,8 @@ from trainlint.resolution.precedence import Candidates
 
 SEQUENCE_PARALLEL = "sequence_parallel_degree"
 FUSED_LOSS = "fused_linear_cross_entropy"
+# The loss reads the 16-bit logits and writes their gradient into the same tensor: no fp32 copy (unsloth).
+IN_PLACE_LOSS = "in_place_cross_entropy"
 ACTIVATION_OFFLOAD = "activation_offloading"
 TILED_MLP = "tiled_mlp"
 MODEL_PARALLEL = "model_parallel_degree"
