@@ -160,6 +160,13 @@ def test_a_mistyped_option_or_command_gets_a_suggestion(capsys):
     assert "did you mean `check`?" in capsys.readouterr().err
 
 
+def test_an_option_of_another_command_names_that_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["show", ".", "--no-cache"])
+    err = capsys.readouterr().err
+    assert "it is an option of `trainlint check`" in err and "did you mean" not in err
+
+
 def test_select_all_extend_select_and_statistics(tmp_path, cli):
     write_tree(tmp_path, BARE)
     assert cli.codes(tmp_path, ".", "--select", "ALL") == ["TL301"] * 3

@@ -26,8 +26,22 @@ class Parser(argparse.ArgumentParser):
     """argparse with a "did you mean" for a mistyped option or command (as git and cargo offer)."""
 
     def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        owners = self._commands_owning(message)
+        if owners:
+            super().error(message + f"\n  it is an option of {', '.join(f'`trainlint {name}`' for name in owners)}")
         suggestion = self._suggestion(message)
         super().error(message + (f"\n  did you mean `{suggestion}`?" if suggestion else ""))
+
+    def _commands_owning(self, message: str) -> List[str]:
+        """The subcommands that take an option spelled exactly as the unrecognised one: it was given to
+        another command, and suggesting the same spelling back would not help."""
+        unknown = re.search(r"unrecognized arguments: (-\S+)", message)
+        if not unknown:
+            return []
+        option = unknown.group(1).split("=")[0]
+        return [name for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                for name, sub in action.choices.items()
+                if any(option in other.option_strings for other in sub._actions)]
 
     def _suggestion(self, message: str) -> Optional[str]:
         unknown = re.search(r"unrecognized arguments: (-\S+)", message)
