@@ -37,6 +37,12 @@ OVER_CAPACITY_MARGIN = 0.10
 # estimated peak rests on a guessed eval-set size: a verdict on the train batch must not depend on it.
 _TRAINING_STEP = {"eval_strategy": "no"}
 
+# A GPU count standing for "as many GPUs as there may be": ZeRO's shards of the model states shrink to
+# nothing, and what is left is what every GPU holds whatever the count. A verdict at this count holds
+# for any count, so a launch that states none (`llamafactory-cli train`, `deepspeed` without
+# --num_gpus) can still be judged on it.
+ANY_WORLD = 4096
+
 
 # Training methods whose optimizer states or trainable share the memory model does not know.
 UNMODELLED_OPTIMIZERS = (K.USE_GALORE, K.USE_APOLLO, K.USE_BADAM)
@@ -59,9 +65,16 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
     return None
 
 
-def states_grounded(run: TrainingRun) -> bool:
+def world_unknown_under_sharding(run: TrainingRun) -> bool:
+    """ZeRO shards the model states over a GPU count the launch does not state."""
+    stage = run.value(K.ZERO_STAGE)
+    return not isinstance(stage, Unknown) and stage not in (0, None) and known_int(run, K.WORLD_SIZE) is None
+
+
+def states_grounded(run: TrainingRun, any_world: bool = False) -> bool:
     """Model states need the model and how ZeRO shards them: the stage and, when it shards, the
-    world size. An unreadable stage (`--deepspeed $DS_CONFIG`) may well be ZeRO-3."""
+    world size. An unreadable stage (`--deepspeed $DS_CONFIG`) may well be ZeRO-3. `any_world`: a
+    verdict that holds for every GPU count (judged at ANY_WORLD) does not need the world size."""
     stage = run.value(K.ZERO_STAGE)
     if isinstance(stage, Unknown) or unmodelled_training(run):
         return False
@@ -70,13 +83,13 @@ def states_grounded(run: TrainingRun) -> bool:
     # Dimensions guessed from `14b` in a checkpoint's name may belong to another kind of model
     # altogether (a contrastive encoder, a mixture of experts): `estimate` shows them, rules do not.
     known_model = model is not None and model.resolved_by != ModelSource.NAME_SIZE
-    return known_model and not (sharded and known_int(run, K.WORLD_SIZE) is None)
+    return known_model and not (sharded and known_int(run, K.WORLD_SIZE) is None and not any_world)
 
 
-def grounded(run: TrainingRun) -> bool:
+def grounded(run: TrainingRun, any_world: bool = False) -> bool:
     """A memory verdict needs the model states (above), the micro-batch and the sequence length;
     without them any number would rest on guesses, and a guess must never become a finding."""
-    return (states_grounded(run) and known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) is not None
+    return (states_grounded(run, any_world) and known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) is not None
             and known_int(run, K.MAX_SEQ_LENGTH) is not None)
 
 
@@ -96,8 +109,10 @@ def states_exceed_gpu(estimate: JobMemoryEstimate) -> bool:
 
 
 def training_estimate(run: TrainingRun, gpu: Gpu, **overrides: Value) -> JobMemoryEstimate:
-    """The per-GPU peak of a training step, with `overrides` in place of the run's values."""
-    return estimate(run, gpu, {**_TRAINING_STEP, **overrides})
+    """The per-GPU peak of a training step, with `overrides` in place of the run's values. Sharded over
+    a GPU count the launch does not state, the states are judged at ANY_WORLD: the least any count gives."""
+    floor = {K.WORLD_SIZE: ANY_WORLD} if world_unknown_under_sharding(run) else {}
+    return estimate(run, gpu, {**_TRAINING_STEP, **floor, **overrides})
 
 
 def fitting_batch(run: TrainingRun, gpu: Gpu, below: int) -> Optional[int]:
@@ -125,6 +140,9 @@ def assumption_note(run: TrainingRun) -> str:
         if upstream.fallback is not None:
             notes.append(f"world size {world.value} from the {upstream.note}{_who_may_replace(upstream.fallback)}")
             break
+    if world_unknown_under_sharding(run):
+        notes.append("the states sharded over any number of GPUs (the launch states no GPU count; this is the "
+                     "least any count leaves on each GPU)")
     if _unsharded_recipe_on_its_own(run):
         notes.append("no sharding, as the recipe reads on its own (the command that starts it may add an "
                      "accelerate FSDP or DeepSpeed config)")

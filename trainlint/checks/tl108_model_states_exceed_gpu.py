@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from trainlint.checks._conditions import known_int
-from trainlint.checks._examples import job
+from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     MODEL_STATE_TERMS,
     assumption_note,
@@ -28,8 +27,6 @@ def _size_only_from_name(run: TrainingRun) -> Optional[StatedSize]:
     stage = run.value(K.ZERO_STAGE)
     if isinstance(stage, Unknown) or unmodelled_training(run):
         return None
-    if stage not in (0, None) and known_int(run, K.WORLD_SIZE) is None:
-        return None
     model = resolve_model(run)
     name = run.known(K.MODEL_NAME_OR_PATH)
     if model is None or model.resolved_by != ModelSource.NAME_SIZE or not isinstance(name, str):
@@ -43,7 +40,8 @@ class ModelStatesExceedGpu(Rule):
     Adds up what every GPU holds before a single activation: weights, gradients and optimizer
     states, sharded by the ZeRO stage over the world size and moved to the CPU by offload. Reports a
     job where that sum alone exceeds the GPU. It stays quiet when the model or the ZeRO stage cannot
-    be read, or when ZeRO shards over a world size that cannot be read. A model known only by the size
+    be read. When ZeRO shards over a GPU count the launch does not state, it judges what every GPU
+    keeps however many there are (the 16-bit weights under ZeRO-1/2), as a warning. A model known only by the size
     in its name (`/data/models/llama-13b`) is judged on the least a model of that size can hold (90% of
     the stated size, 75% of an `8x7b` product): the verdict stands whatever the model's family.
 
@@ -68,6 +66,11 @@ class ModelStatesExceedGpu(Rule):
     severity = Severity.ERROR
     summary = "Weights, gradients and optimizer states alone do not fit the GPU"
     examples = (
+        Example("a 13B full fine-tune under ZeRO-2 on 24 GB cards, launched on however many GPUs the node has: "
+                "every GPU keeps all 16-bit weights",
+                job("--deepspeed zero2.json\n--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n"
+                    "--per_device_train_batch_size 1\n--model_max_length 2048", launcher="deepspeed",
+                    extra={"zero2.json": ZERO2}), True, ("--gpu", "rtx4090"), at="finetune.sh:4:26"),
         Example("a 13B full fine-tune without ZeRO on 40 GB cards",
                 job("--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n--per_device_train_batch_size 1\n"
                     "--model_max_length 2048", launcher="torchrun --nproc_per_node 2"), True, ("--gpu", "a100-40gb"),
@@ -82,7 +85,7 @@ class ModelStatesExceedGpu(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if not states_grounded(run):
+        if not states_grounded(run, any_world=True):
             yield from self._check_size_from_name(run, ctx)
             return
         current = training_estimate(run, ctx.gpu)

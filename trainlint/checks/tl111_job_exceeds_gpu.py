@@ -89,7 +89,7 @@ class JobExceedsGpu(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if not grounded(run):
+        if not grounded(run, any_world=True):
             return
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or self._owned(run, ctx):
