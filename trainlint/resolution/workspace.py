@@ -46,15 +46,9 @@ def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional
     """The `transformers==X` a repository pins, looked up from the entry script's folder upwards to
     the repository root (the first requirements file that names it wins)."""
     for start in [p for p in paths if p is not None]:
-        folder = safe_resolve(start).parent
-        root = repo_root(folder) or folder
-        for candidate_dir in [folder, *folder.parents]:
-            for name in _REQUIREMENT_FILES:
-                found = workspace.pin_in(candidate_dir / name, "transformers")
-                if found is not None:
-                    return found
-            if candidate_dir == root:
-                break
+        found = workspace.pin_above(workspace.resolved(start).parent, "transformers")
+        if found is not None:
+            return found
     return None
 
 
@@ -78,6 +72,10 @@ class Workspace:
         self._bytes_read = 0
         # Where each path leads, once per scan (the same paths are asked about for every job).
         self._resolved: Dict[Path, Path] = {}
+        # Whether each resolved path is inside the tree (the roots are fixed once reading starts).
+        self._inside: Dict[Path, bool] = {}
+        # The file each import names, by (module, importer, folders searched).
+        self._modules: Dict[Tuple[str, str, Tuple[str, ...]], Optional[str]] = {}
         # Files whose bytes are already counted (read here, or read ahead by a worker or the cache).
         self._reserved: Set[Path] = set()
         # Facts kept between runs (None: every file is read again).
@@ -86,6 +84,7 @@ class Workspace:
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
+        self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
         # Each file read, as it was when read (device, inode, size, mtime, ctime): a fix refuses to
         # write a file that has changed since.
         self.stamps: Dict[Path, Tuple[int, ...]] = {}
@@ -95,6 +94,7 @@ class Workspace:
         """Reading stays inside the trees of `paths` (unless roots were given already)."""
         if self.roots is None:
             self.roots = tree_roots(paths, self.invocation_dir)
+            self._inside.clear()
 
     def resolved(self, path: Path) -> Path:
         """`path` with its links followed, remembered for the scan."""
@@ -107,6 +107,12 @@ class Workspace:
         """Whether `path` (its links followed) is inside the scanned tree and outside version-control
         metadata. Without roots (no scan yet), the invocation directory is the tree."""
         resolved = self.resolved(path)
+        known = self._inside.get(resolved)
+        if known is None:
+            known = self._inside[resolved] = self._inside_roots(resolved)
+        return known
+
+    def _inside_roots(self, resolved: Path) -> bool:
         for root in self.roots if self.roots is not None else [self.invocation_dir]:
             if within(resolved, root):
                 return not _PRIVATE_DIRS & set(resolved.relative_to(root).parts)
@@ -221,8 +227,27 @@ class Workspace:
             self.preload(kind, path, found)
         return found is not None
 
+    def pin_above(self, folder: Path, package: str) -> Optional[Setting]:
+        """The pin of `package` in the first requirements file that names it, from `folder` upwards to
+        its repository's root (once per folder and scan: every job of a repository asks)."""
+        key = (folder, package)
+        if key not in self._pins_above:
+            self._pins_above[key] = self._find_pin_above(folder, package)
+        return self._pins_above[key]
+
+    def _find_pin_above(self, folder: Path, package: str) -> Optional[Setting]:
+        root = repo_root(folder) or folder
+        for candidate_dir in [folder, *folder.parents]:
+            for name in _REQUIREMENT_FILES:
+                found = self.pin_in(candidate_dir / name, package)
+                if found is not None:
+                    return found
+            if candidate_dir == root:
+                break
+        return None
+
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
-        key = (safe_resolve(path), package)
+        key = (self.resolved(path), package)
         if key not in self._pins:
             note_path(path)
             readable = path.is_file() and self.inside(path) and not_regular(path, str(path)) is None
@@ -276,8 +301,11 @@ class Workspace:
         from trainlint.readers.python import resolve_import  # lazy: the package imports libcst (~300 ms)
 
         allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
-        _note_module_folders(dotted, importer, allowed)
-        found = resolve_import(dotted, str(importer), [str(d) for d in allowed])
+        key = (dotted, str(importer), tuple(str(d) for d in allowed))
+        if key not in self._modules:
+            _note_module_folders(dotted, importer, allowed)
+            self._modules[key] = resolve_import(dotted, str(importer), list(key[2]))
+        found = self._modules[key]
         return Path(found) if found else None
 
 
