@@ -52,6 +52,12 @@ def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional
     return None
 
 
+def _may_be_root(folder: Path) -> bool:
+    """Whether `folder` has one of the files `trainlint.inputs.repo_root` stops at (then repo_root
+    gives the folder itself, which it confirms)."""
+    return any((folder / marker).exists() for marker in (".git", "pyproject.toml", "setup.py"))
+
+
 def _expand_home(written: str) -> Path:
     return Path(os.path.expanduser(written)) if written.startswith("~") else Path(written)
 
@@ -85,6 +91,7 @@ class Workspace:
         self._config: Dict[Path, ConfigFile] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
         self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
+        self._repo_roots: Dict[Path, Optional[Path]] = {}
         # Each file read, as it was when read (device, inode, size, mtime, ctime): a fix refuses to
         # write a file that has changed since.
         self.stamps: Dict[Path, Tuple[int, ...]] = {}
@@ -236,15 +243,23 @@ class Workspace:
         return self._pins_above[key]
 
     def _find_pin_above(self, folder: Path, package: str) -> Optional[Setting]:
-        root = repo_root(folder) or folder
-        for candidate_dir in [folder, *folder.parents]:
-            for name in _REQUIREMENT_FILES:
-                found = self.pin_in(candidate_dir / name, package)
-                if found is not None:
-                    return found
-            if candidate_dir == root:
-                break
-        return None
+        for name in _REQUIREMENT_FILES:
+            found = self.pin_in(folder / name, package)
+            if found is not None:
+                return found
+        # Up to the repository's root (a folder outside any repository is its own root).
+        root = self.repo_root(folder) or folder
+        if folder == root or folder.parent == folder:
+            return None
+        return self.pin_above(folder.parent, package)
+
+    def repo_root(self, folder: Path) -> Optional[Path]:
+        """`trainlint.inputs.repo_root(folder)`, remembered for every folder on the way up."""
+        if folder not in self._repo_roots:
+            marked = repo_root(folder) == folder if _may_be_root(folder) else False
+            above = None if marked or folder.parent == folder else self.repo_root(folder.parent)
+            self._repo_roots[folder] = folder if marked else above
+        return self._repo_roots[folder]
 
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
         key = (self.resolved(path), package)
