@@ -78,14 +78,37 @@ def test_a_corrupt_entry_is_ignored_and_written_again(tmp_path, monkeypatch):
     expected = cache.read("python", Path("train.py"), read_python)
     entries = list((tmp_path / "cache").rglob("*.json"))
     assert len(entries) == 1
-    entries[0].write_text('{"format": 1, "key": "x", "facts": {"c": "os.system", "f": {}}')
+    key = json.loads(entries[0].read_text())["key"]
+    entries[0].write_text(json.dumps({"format": 2, "key": key, "facts": {"nodes": [["system", "id"]], "root": [0]}}))
     assert FactCache(tmp_path / "cache").read("python", Path("train.py"), read_python) == expected
-    assert json.loads(entries[0].read_text())["facts"]["c"] == "PythonModule"
+    facts = json.loads(entries[0].read_text())["facts"]
+    assert facts["nodes"][facts["root"][0]][0] == "PythonModule"
 
 
 def test_a_planted_entry_cannot_name_a_class_outside_the_facts():
     with pytest.raises(ValueError):
-        decode({"c": "Popen", "f": {"args": "touch /tmp/pwned"}})
+        decode({"nodes": [["Popen", "touch /tmp/pwned"]], "root": [0]})
+
+
+def test_a_planted_entry_cannot_refer_to_a_later_node_or_hold_an_object():
+    with pytest.raises(IndexError):
+        decode({"nodes": [["t", [1]], ["t"]], "root": [0]})
+    with pytest.raises(ValueError):
+        decode({"nodes": [["Unknown", {"c": "Popen"}]], "root": [0]})
+
+
+def test_repeated_facts_are_written_once_but_never_share_a_mutable_value():
+    from trainlint.core import Origin, Setting, SourceKind
+
+    origin = Origin("run.sh", 1, 1, 1, 5, 0, 4)
+    batch = Setting(16, SourceKind.SHELL_VARIABLE, origin, "16")
+    facts = ([Setting(16, SourceKind.LAUNCHER_FLAG, origin, "$B", via=(batch,)) for _ in range(3)], {"a": 1}, {"a": 1})
+    data = encode(facts)
+    assert sum(node[0] == "Origin" for node in data["nodes"]) == 1
+    decoded = decode(json.loads(json.dumps(data)))
+    assert decoded == facts and decoded[1] is not decoded[2]
+    alike = tuple(Setting(value, SourceKind.LAUNCHER_FLAG, origin) for value in (True, 1, 1.0))
+    assert [type(s.value) for s in decode(encode(alike))] == [bool, int, float]
 
 
 def test_a_symbolic_link_in_the_cache_is_not_written_through(tmp_path, monkeypatch):

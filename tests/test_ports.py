@@ -242,3 +242,14 @@ def test_global_batch_names_the_batch_to_keep_when_the_launcher_states_no_gpu_co
     after = snapshot(folder)
     cli.run(folder, "fix", *target)
     assert snapshot(folder) == after
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("gpu", ["v100-32gb", "a100-40gb", "rtx4090"])
+def test_the_plan_a_fix_takes_is_the_one_the_full_port_chooses(name: str, gpu: str) -> None:
+    from trainlint.memory.plans import chosen_plan
+
+    target = make_target(gpu, None, CASES[name].num_gpus)
+    for run in lint([PORTS / CASES[name].folder], target).scan.runs:
+        port = plan_port(run, target.gpu, target.num_gpus, unsafe=True)
+        assert chosen_plan(run, target.gpu, target.num_gpus) == (port.chosen if port is not None else None)

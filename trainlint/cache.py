@@ -24,7 +24,7 @@ from trainlint import __version__
 from trainlint.atomic_write import write_atomically
 
 DEFAULT_DIR_NAME = ".trainlint_cache"
-ENTRY_FORMAT = 1
+ENTRY_FORMAT = 2
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by trainlint.\n"
@@ -64,59 +64,134 @@ class CorruptEntry(ValueError):
     """An entry that is not what trainlint writes."""
 
 
+# Facts a file repeats (every Setting along a chain of shell variables carries its Origins, and the
+# same `via` chain comes back for every use of a variable) are written once and named by position.
+# Only immutable values are shared: a decoded list or dict, or anything holding one, is never the
+# same object twice, and neither is a Diagnostic (the resolution tells them apart by identity).
+_SHARED_CLASSES = frozenset({"Origin", "Unknown", "Setting", "Fallback", "Flow", "Keyword", "FieldDefault"})
+
+
+class _Encoder:
+    """Builds the node table of one entry: every list, tuple, dict, enum member and fact is a node
+    `[tag, item, ...]`; an item is a scalar or `[index]` of an earlier node."""
+
+    def __init__(self):
+        self.nodes: list = []
+        self._shareable: list = []
+        self._by_content: dict = {}
+        self._by_identity: dict = {}  # id -> (node reference, the object kept alive)
+
+    def value(self, value: Any) -> Any:
+        if value is None or isinstance(value, (bool, int, float, str)) and not isinstance(value, Enum):
+            return value
+        known = self._by_identity.get(id(value))
+        if known is not None:
+            return known[0]
+        reference = self._node(value)
+        if self._shareable[reference[0]]:
+            self._by_identity[id(value)] = (reference, value)
+        return reference
+
+    def _node(self, value: Any) -> list:
+        if isinstance(value, Enum):
+            tag, items = type(value).__name__, [value.value]
+        elif isinstance(value, tuple):
+            tag, items = "t", [self.value(item) for item in value]
+        elif isinstance(value, list):
+            tag, items = "l", [self.value(item) for item in value]
+        elif dataclasses.is_dataclass(value) and type(value).__name__ in _classes()[0]:
+            tag = type(value).__name__
+            items = [self.value(getattr(value, f.name)) for f in dataclasses.fields(value)]
+        elif isinstance(value, dict) or hasattr(value, "items"):
+            tag, items = "d", [self.value(part) for pair in value.items() for part in pair]
+        else:
+            raise TypeError(f"cannot cache a {type(value).__name__}")
+        node = [tag, *items]
+        shareable = (isinstance(value, Enum) or tag == "t" or tag in _SHARED_CLASSES) and all(
+            self._shareable[item[0]] for item in items if type(item) is list)
+        if shareable:
+            content = json.dumps(node, separators=(",", ":"))
+            known = self._by_content.get(content)
+            if known is not None:
+                return known
+        reference = [len(self.nodes)]
+        self.nodes.append(node)
+        self._shareable.append(shareable)
+        if shareable:
+            self._by_content[content] = reference
+        return reference
+
+
 def encode(value: Any) -> Any:
     """Reader facts as JSON-ready data, every type tagged so `decode` rebuilds them exactly."""
-    if isinstance(value, Enum):
-        return {"e": type(value).__name__, "v": value.value}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, tuple):
-        return {"t": [encode(item) for item in value]}
-    if isinstance(value, list):
-        return {"l": [encode(item) for item in value]}
-    if dataclasses.is_dataclass(value) and type(value).__name__ in _classes()[0]:
-        return {"c": type(value).__name__,
-                "f": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return {"d": [[encode(key), encode(item)] for key, item in value.items()]}
-    raise TypeError(f"cannot cache a {type(value).__name__}")
+    encoder = _Encoder()
+    root = encoder.value(value)
+    return {"nodes": encoder.nodes, "root": root}
 
 
 def decode(data: Any) -> Any:
-    if data is None or isinstance(data, (bool, int, float, str)):
-        return data
-    if not isinstance(data, dict) or len(data) not in (1, 2):
-        raise CorruptEntry("not a tagged value")
-    if "t" in data:
-        return tuple(decode(item) for item in _list(data["t"]))
-    if "l" in data:
-        return [decode(item) for item in _list(data["l"])]
-    if "d" in data:
-        return {decode(pair[0]): decode(pair[1]) for pair in _list(data["d"]) if _is_pair(pair)}
+    """The facts `encode` wrote. Only the fact classes and enums listed above are ever built, each
+    node once, from nodes before it (so a planted entry cannot loop)."""
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+        raise CorruptEntry("not an entry")
+    builders = _builders()
+    built: list = []
+    for node in data["nodes"]:
+        if type(node) is not list or not node:
+            raise CorruptEntry("not a node")
+        builder = builders.get(node[0]) if type(node[0]) is str else None
+        if builder is None:
+            raise CorruptEntry("unknown tag")
+        # An item is a JSON scalar or [index] of an earlier node (a later index raises IndexError).
+        built.append(builder([built[item[0]] if type(item) is list else item if type(item) is not dict
+                              else _not_a_value() for item in node[1:]]))
+    root = data.get("root")
+    return built[root[0]] if type(root) is list else _scalar(root)
+
+
+def _scalar(item: Any) -> Any:
+    return _not_a_value() if type(item) is dict else item
+
+
+def _not_a_value() -> Any:
+    raise CorruptEntry("an object where a value or a reference belongs")
+
+
+def _pairs(items: list) -> dict:
+    if len(items) % 2:
+        raise CorruptEntry("not key/value pairs")
+    return dict(zip(items[::2], items[1::2]))
+
+
+def _fact_builder(cls: type) -> Callable[[list], Any]:
+    """Builds a fact from its fields in order. The fact classes are frozen dataclasses without
+    __post_init__, so the fields are set directly, as their __init__ would set them."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    new = object.__new__
+
+    def build(items: list) -> Any:
+        if len(items) != len(names):
+            raise CorruptEntry(f"{cls.__name__} has {len(names)} fields")
+        fact = new(cls)
+        fact.__dict__.update(zip(names, items))
+        return fact
+
+    return build
+
+
+@lru_cache(maxsize=1)
+def _builders() -> Mapping[str, Callable[[list], Any]]:
     classes, enums = _classes()
-    if "e" in data and data.get("e") in enums:
-        return enums[data["e"]](data.get("v"))
-    if "c" in data and data.get("c") in classes and isinstance(data.get("f"), dict):
-        cls = classes[data["c"]]
-        return cls(**{name: decode(item) for name, item in data["f"].items()})
-    raise CorruptEntry("unknown tag")
-
-
-def _list(value: Any) -> list:
-    if not isinstance(value, list):
-        raise CorruptEntry("not a list")
-    return value
-
-
-def _is_pair(pair: Any) -> bool:
-    if not isinstance(pair, list) or len(pair) != 2:
-        raise CorruptEntry("not a key/value pair")
-    return True
+    builders: dict = {"t": tuple, "l": list, "d": _pairs}
+    builders.update({name: _fact_builder(cls) for name, cls in classes.items()})
+    builders.update({name: (lambda items, cls=cls: cls(*items)) for name, cls in enums.items()})
+    return builders
 
 
 def code_fingerprint() -> str:
     """trainlint's version and the source of the modules whose output is cached: a development
-    checkout whose readers change does not read the entries of its former self."""
+    checkout whose readers change does not read the entries of its former self. Taken once per
+    process (a worker builds a FactCache per file): the code running is the code imported then."""
     package = Path(__file__).parent
     digest = hashlib.sha256(__version__.encode())
     for path in sorted([package / "core.py", *(package / "readers").rglob("*.py")]):
@@ -133,6 +208,8 @@ class FactCache:
         self._fingerprint = code_fingerprint()
         self._entries = self.folder / f"facts-{self._fingerprint}"
         self._prepared = False
+        # Shard folders seen to be real folders where they are named (no link redirects them).
+        self._real_folders: set = set()
 
     def read(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
         """`reader(path)`, or what it returned before for the same bytes at the same shown path."""
@@ -175,7 +252,7 @@ class FactCache:
             if document.get("format") != ENTRY_FORMAT or document.get("key") != key:
                 return None
             return decode(document["facts"])
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
             return None  # missing or corrupt: read the file and write the entry again
 
     def _store(self, entry: Path, key: str, value: Any) -> None:
@@ -190,8 +267,15 @@ class FactCache:
             pass  # a cache that cannot be written only costs time
 
     def _inside(self, entry: Path) -> bool:
-        """No symbolic link inside the cache folder redirects an entry elsewhere (a planted link)."""
-        return os.path.realpath(entry) == str(entry)
+        """No symbolic link inside the cache folder redirects an entry elsewhere (a planted link):
+        its shard folder leads where it is named (checked once per FactCache) and the entry itself
+        is no link."""
+        folder = entry.parent
+        if folder not in self._real_folders:
+            if os.path.realpath(folder) != str(folder):
+                return False
+            self._real_folders.add(folder)
+        return not os.path.islink(entry)
 
     def _prepare(self) -> None:
         if not self._prepared:

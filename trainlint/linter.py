@@ -25,6 +25,7 @@ from trainlint.core import (
 from trainlint.knobs import K
 from trainlint.memory import Gpu, estimate, find_gpu, gpu_from_memory
 from trainlint.readers.pool import default_processes
+from trainlint.readers.source import resolving_once
 from trainlint.resolution import Scan, scan
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.prefetch import Progress, prefetch
@@ -160,6 +161,14 @@ def lint(paths: Sequence[Path], target: Target, selection: Selection = Selection
     and keep the findings `selection` allows. `cache_dir`: keep what the readers extract there between
     runs; `processes`: read the files of a cold scan in that many processes (default: every core);
     `progress(done, total)` is told as files are read ahead."""
+    with resolving_once():
+        return _lint(paths, target, selection, exclude, preserve_effective_batch, workspace, cache_dir, processes,
+                     progress)
+
+
+def _lint(paths: Sequence[Path], target: Target, selection: Selection, exclude: Sequence[str],
+          preserve_effective_batch: bool, workspace: Optional[Workspace], cache_dir: Optional[Path],
+          processes: Optional[int], progress: Optional[Progress]) -> LintResult:
     workspace = workspace or Workspace()
     if workspace.cache is None and cache_dir is not None:
         workspace.cache = FactCache(cache_dir)

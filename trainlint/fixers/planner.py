@@ -25,7 +25,7 @@ from trainlint.fixers.edits import by_path, collide
 from trainlint.formats import FileKind
 from trainlint.knobs import K
 from trainlint.linter import LintResult
-from trainlint.memory.plans import LauncherCount, Plan, PortPlan, launcher_gpu_count, plan_port
+from trainlint.memory.plans import LauncherCount, Plan, PortPlan, chosen_plan, launcher_gpu_count, plan_port
 
 # Findings whose fix is the job's port plan: the memory rules and the GPU-count rule. The plan changes
 # several knobs at once (a rule's single change is planned against the job as it is).
@@ -83,6 +83,7 @@ class Planner:
         self.runs: Dict[str, TrainingRun] = {run.id: run for run in result.scan.runs}
         self.read = _FileCache()
         self._ports: Dict[str, Optional[PortPlan]] = {}
+        self._chosen: Dict[str, Optional[Plan]] = {}
 
     # ------------------------------------------------------------ port plans
     def port(self, run_id: str) -> Optional[PortPlan]:
@@ -93,14 +94,26 @@ class Planner:
                 run, target.gpu, target.num_gpus, unsafe=True, global_batch=target.global_batch)
         return self._ports[run_id]
 
+    def chosen(self, run_id: str) -> Optional[Plan]:
+        """The plan `port(run_id)` chooses, without the runners-up a fix does not need (computed once)."""
+        if run_id not in self._chosen:
+            if run_id in self._ports:
+                port = self._ports[run_id]
+                self._chosen[run_id] = port.chosen if port is not None else None
+            else:
+                run, target = self.runs.get(run_id), self.result.target
+                self._chosen[run_id] = None if run is None or target is None else chosen_plan(
+                    run, target.gpu, target.num_gpus, global_batch=target.global_batch)
+        return self._chosen[run_id]
+
     def _port_fix(self, finding: Finding) -> Optional[PlannedFix]:
-        port = self.port(finding.run_id or "")
-        if port is None or port.chosen is None:
+        chosen = self.chosen(finding.run_id or "")
+        if chosen is None:
             return None
         run = self.runs[finding.run_id]
-        if finding.fix is not None and _same_changes(finding.fix, port.chosen):
+        if finding.fix is not None and _same_changes(finding.fix, chosen):
             return None  # the rule's own fix is the plan: keep its words
-        fix = port_fix(run, port.chosen)
+        fix = port_fix(run, chosen)
         finding = replace(finding, fix=fix)
         try:
             edits = _merged_insertions(self._change_edits(finding))

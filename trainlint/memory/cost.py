@@ -8,11 +8,11 @@ CPU optimizer step (ZeRO-Offload)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Tuple
 
 from trainlint.core import TrainingRun, Value
 from trainlint.knobs import K
-from trainlint.memory.catalog import resolve_model, resolve_vision
+from trainlint.memory.catalog import ModelSpec, resolve_model, resolve_vision
 from trainlint.memory.gpus import Gpu
 from trainlint.memory.inputs import EstimateNotes, JobInputs, KnobReader, read_job_inputs, with_overrides
 
@@ -64,21 +64,26 @@ class StepTime:
 
 def job_inputs(run: TrainingRun, overrides: Optional[Mapping[str, Value]] = None) -> Optional[JobInputs]:
     """The inputs the estimate reads, with `overrides` in place (None without a known model)."""
-    knobs = KnobReader(run, overrides)
+    found = _model_and_inputs(run, KnobReader(run, overrides))
+    return found[1] if found is not None else None
+
+
+def _model_and_inputs(run: TrainingRun, knobs: KnobReader) -> Optional[Tuple[ModelSpec, JobInputs]]:
     overridden = with_overrides(run, knobs.overrides)
     model = resolve_model(overridden)
     if model is None:
         return None
-    return read_job_inputs(knobs, run, model, resolve_vision(overridden, model), EstimateNotes())
+    return model, read_job_inputs(knobs, run, model, resolve_vision(overridden, model), EstimateNotes())
 
 
 def step_time(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]] = None) -> Optional[StepTime]:
     """One optimizer step's time on `gpu` for the per-GPU share of `samples_per_gpu` samples."""
-    job = job_inputs(run, overrides)
-    model = resolve_model(with_overrides(run, KnobReader(run, overrides).overrides))
-    if job is None or model is None:
+    knobs = KnobReader(run, overrides)
+    found = _model_and_inputs(run, knobs)
+    if found is None:
         return None
-    accumulation = KnobReader(run, overrides).int("gradient_accumulation_steps") or 1
+    model, job = found
+    accumulation = knobs.int("gradient_accumulation_steps") or 1
     params = model.params_b * 1e9
     micro_tokens = max(1, job.samples_per_device * job.sequence)
     step_tokens = micro_tokens * accumulation
@@ -115,6 +120,25 @@ def relative_speed(run: TrainingRun, gpu: Gpu, overrides: Mapping[str, Value],
     before_samples = _samples_per_gpu(run, baseline)
     after_samples = _samples_per_gpu(run, {**dict(baseline or {}), **dict(overrides)})
     return round((after_samples / after.total) / (before_samples / before.total), 2)
+
+
+class RelativeSpeeds:
+    """`relative_speed` of one job on one GPU for many sets of overrides against the recipe as
+    written, whose step time is worked out once."""
+
+    def __init__(self, run: TrainingRun, gpu: Gpu):
+        self.run, self.gpu = run, gpu
+        self._before = step_time(run, gpu)
+        self._before_samples = _samples_per_gpu(run, None)
+
+    def of(self, overrides: Mapping[str, Value]) -> float:
+        if self._before is None:
+            return 1.0
+        after = step_time(self.run, self.gpu, dict(overrides))
+        if after is None or after.total <= 0:
+            return 1.0
+        after_samples = _samples_per_gpu(self.run, dict(overrides))
+        return round((after_samples / after.total) / (self._before_samples / self._before.total), 2)
 
 
 def _samples_per_gpu(run: TrainingRun, overrides: Optional[Mapping[str, Value]]) -> int:

@@ -19,7 +19,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from trainlint.core import Setting, SourceKind, TrainingRun, Value
 from trainlint.knobs import K
 from trainlint.memory.assembly import JobMemoryEstimate, estimate, model_identified
-from trainlint.memory.cost import job_inputs, relative_speed
+from trainlint.memory.cost import RelativeSpeeds, job_inputs
 from trainlint.memory.gpus import Gpu, gpu_catalog
 from trainlint.memory.inputs import KnobReader, offloaded
 
@@ -196,9 +196,26 @@ def stated_world(run: TrainingRun) -> Optional[int]:
     return stated.count if stated is not None else None
 
 
-def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe: bool = False,
-              global_batch: Optional[int] = None) -> Optional[PortPlan]:
-    """The port plan of `run` onto `num_gpus` × `gpu` (None without an identified model or a readable batch)."""
+@dataclass
+class _Start:
+    """What every plan of one port starts from: the job as written, the product per-device ×
+    accumulation to keep, the steps every plan takes (the machine's GPU count) and the safe plans."""
+
+    knobs: KnobReader
+    micro: int
+    accumulation: Optional[int]
+    product: int
+    kept_global: Optional[int]
+    notes: List[str]
+    base: List[PlanStep]
+    current: JobMemoryEstimate
+
+    @property
+    def as_written_fits(self) -> bool:
+        return self.current.fits and not self.base and self.product == self.micro * (self.accumulation or 1)
+
+
+def _start(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int], global_batch: Optional[int]) -> Optional[_Start]:
     if not model_identified(run):
         return None
     knobs = KnobReader(run, None)
@@ -215,24 +232,63 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     if num_gpus is not None and written_world is not None and written_world != num_gpus:
         base.append(PlanStep(ChangeKind.GPU_COUNT, f"GPU count {written_world} -> {num_gpus} (the machine's)",
                              {"world_size": num_gpus}))
-    current = estimate(run, gpu)
-    axes = _axes(run, knobs, micro, accumulation, product)
-    candidates = _safe_plans(run, gpu, base, axes, micro, accumulation, knobs)
+    return _Start(knobs, micro, accumulation, product, kept_global, notes, base, estimate(run, gpu))
+
+
+def _safe_candidates(run: TrainingRun, gpu: Gpu, start: _Start, speeds: RelativeSpeeds) -> List[Plan]:
+    axes = _axes(run, start.knobs, start.micro, start.accumulation, start.product)
+    return _safe_plans(run, gpu, start.base, axes, start.micro, start.accumulation, start.knobs, speeds)
+
+
+def _with_unsafe(run: TrainingRun, gpu: Gpu, start: _Start, safe: List[Plan], speeds: RelativeSpeeds) -> List[Plan]:
+    candidates = safe + _unsafe_plans(run, gpu, start.knobs, safe, start.current, speeds)
+    if _fp16_forced(start.knobs, gpu):
+        # The job cannot run in bf16 on this GPU at all: every plan switches to fp16.
+        candidates = [p for p in candidates if any(step.kind == ChangeKind.FP16 for step in p.steps)]
+    return candidates
+
+
+def _fp16_forced(knobs: KnobReader, gpu: Gpu) -> bool:
+    return bool(knobs.bool(K.BF16)) and not gpu.bf16
+
+
+def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe: bool = False,
+              global_batch: Optional[int] = None) -> Optional[PortPlan]:
+    """The port plan of `run` onto `num_gpus` × `gpu` (None without an identified model or a readable batch)."""
+    start = _start(run, gpu, num_gpus, global_batch)
+    if start is None:
+        return None
+    notes = tuple(start.notes)
+    if start.as_written_fits:
+        return PortPlan(run.id, gpu.key, num_gpus, start.current, None, global_batch=start.kept_global, notes=notes)
+    speeds = RelativeSpeeds(run, gpu)
+    candidates = _safe_candidates(run, gpu, start, speeds)
     if unsafe:
-        candidates += _unsafe_plans(run, gpu, knobs, candidates, current)
-        if knobs.bool(K.BF16) and not gpu.bf16:
-            # The job cannot run in bf16 on this GPU at all: every plan switches to fp16.
-            candidates = [p for p in candidates if any(step.kind == ChangeKind.FP16 for step in p.steps)]
+        candidates = _with_unsafe(run, gpu, start, candidates, speeds)
     fitting = sorted((p for p in candidates if p.fits), key=_rank)
-    as_written_fits = current.fits and not base and product == micro * (accumulation or 1)
-    if as_written_fits:
-        return PortPlan(run.id, gpu.key, num_gpus, current, None, global_batch=kept_global, notes=tuple(notes))
     chosen = fitting[0] if fitting else None
     best_effort = None if fitting else min(candidates, key=lambda p: p.estimate.peak_gib, default=None)
     as_written_gpu = _smallest_gpu(run, {})
     with_plan_gpu = _smallest_gpu(run, (chosen or best_effort).overrides if (chosen or best_effort) else {})
-    return PortPlan(run.id, gpu.key, num_gpus, current, chosen, tuple(fitting[1:1 + RUNNERS_UP]), best_effort,
-                    kept_global, tuple(notes), as_written_gpu, with_plan_gpu)
+    return PortPlan(run.id, gpu.key, num_gpus, start.current, chosen, tuple(fitting[1:1 + RUNNERS_UP]), best_effort,
+                    start.kept_global, notes, as_written_gpu, with_plan_gpu)
+
+
+def chosen_plan(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None,
+                global_batch: Optional[int] = None) -> Optional[Plan]:
+    """The plan `plan_port(..., unsafe=True)` chooses, and only that: unsafe plans rank after every safe
+    one, so they are only weighed when no safe plan fits (or the GPU forces fp16 on every plan)."""
+    start = _start(run, gpu, num_gpus, global_batch)
+    if start is None or start.as_written_fits:
+        return None
+    speeds = RelativeSpeeds(run, gpu)
+    safe = _safe_candidates(run, gpu, start, speeds)
+    if not _fp16_forced(start.knobs, gpu):
+        fitting = sorted((p for p in safe if p.fits), key=_rank)
+        if fitting:
+            return fitting[0]
+    fitting = sorted((p for p in _with_unsafe(run, gpu, start, safe, speeds) if p.fits), key=_rank)
+    return fitting[0] if fitting else None
 
 
 # How far an unsafe change moves training away from the recipe: unsafe plans are ranked by their
@@ -300,7 +356,7 @@ def _set_in_config(run: TrainingRun, knob: str) -> bool:
 
 
 def _safe_plans(run: TrainingRun, gpu: Gpu, base: Sequence[PlanStep], axes: _Axes, micro: int,
-                accumulation: Optional[int], knobs: KnobReader) -> List[Plan]:
+                accumulation: Optional[int], knobs: KnobReader, speeds: RelativeSpeeds) -> List[Plan]:
     plans = []
     zero = knobs.int(K.ZERO_STAGE)
     eval_batch = knobs.int(K.PER_DEVICE_EVAL_BATCH_SIZE)
@@ -330,7 +386,7 @@ def _safe_plans(run: TrainingRun, gpu: Gpu, base: Sequence[PlanStep], axes: _Axe
         if par:
             steps.append(PlanStep(ChangeKind.OFFLOAD_PARAMETERS, "parameters offloaded to CPU",
                                   {"offload_param": "cpu"}))
-        plans.append(_evaluate(run, gpu, tuple(steps)))
+        plans.append(_evaluate(run, gpu, tuple(steps), speeds))
     return plans
 
 
@@ -339,11 +395,11 @@ def _eval_runs(run: TrainingRun) -> bool:
     return inputs is not None and inputs.eval_runs
 
 
-def _evaluate(run: TrainingRun, gpu: Gpu, steps: Tuple[PlanStep, ...]) -> Plan:
+def _evaluate(run: TrainingRun, gpu: Gpu, steps: Tuple[PlanStep, ...], speeds: RelativeSpeeds) -> Plan:
     overrides: Dict[str, Value] = {}
     for step in steps:
         overrides.update(step.overrides)
-    return Plan(steps, estimate(run, gpu, overrides), relative_speed(run, gpu, overrides))
+    return Plan(steps, estimate(run, gpu, overrides), speeds.of(overrides))
 
 
 def _unsafe_steps(run: TrainingRun, gpu: Gpu, knobs: KnobReader, current: JobMemoryEstimate) -> List[PlanStep]:
@@ -369,7 +425,7 @@ def _unsafe_steps(run: TrainingRun, gpu: Gpu, knobs: KnobReader, current: JobMem
 
 
 def _unsafe_plans(run: TrainingRun, gpu: Gpu, knobs: KnobReader, safe: Sequence[Plan],
-                  current: JobMemoryEstimate) -> List[Plan]:
+                  current: JobMemoryEstimate, speeds: RelativeSpeeds) -> List[Plan]:
     """Each unsafe change alone on top of the safe plans (a GPU without bf16 makes fp16 part of every one)."""
     unsafe = _unsafe_steps(run, gpu, knobs, current)
     forced = [step for step in unsafe if step.kind == ChangeKind.FP16]
@@ -379,7 +435,7 @@ def _unsafe_plans(run: TrainingRun, gpu: Gpu, knobs: KnobReader, safe: Sequence[
         if not added:
             continue
         for plan in safe:
-            plans.append(_evaluate(run, gpu, plan.steps + tuple(added)))
+            plans.append(_evaluate(run, gpu, plan.steps + tuple(added), speeds))
     return plans
 
 

@@ -9,12 +9,13 @@ import stat
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Optional, Union
+from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import ConfigFile
 
 MAX_BYTES = 8 * 1024 * 1024
+T = TypeVar("T")
 
 # Contents that stand in for files on disk while a block runs (`fix --diff` lints its rounds in
 # memory). Keyed by resolved path; a context variable, so it is scoped to the block that sets it.
@@ -61,21 +62,63 @@ class SourceText:
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
+# Where each path leads and how it is shown, while a block that reads the tree runs (one scan asks
+# about the same few hundred paths thousands of times). A context variable: scoped to the block that
+# sets it, so a later scan sees the links as they are then.
+_RESOLVED: ContextVar[Optional[Dict[Tuple[str, str, str], object]]] = ContextVar("trainlint_resolved_paths",
+                                                                                  default=None)
+
+
+@contextlib.contextmanager
+def resolving_once() -> Iterator[None]:
+    """While the block runs, `safe_resolve`, `display_path` and `named_path` work each path out once
+    (per working directory). Nested blocks share the outer one's answers."""
+    if _RESOLVED.get() is not None:
+        yield
+        return
+    token = _RESOLVED.set({})
+    try:
+        yield
+    finally:
+        _RESOLVED.reset(token)
+
+
+def _remembered(kind: str, path: Union[str, Path], work: Callable[[Path], T]) -> T:
+    memo = _RESOLVED.get()
+    try:
+        key = (kind, os.getcwd(), os.fspath(path))
+    except OSError:  # the working directory is gone: nothing to remember it by
+        memo = None
+    if memo is None:
+        return work(Path(path))
+    if key not in memo:
+        memo[key] = work(Path(path))
+    return memo[key]
+
+
 def safe_resolve(path: Union[str, Path]) -> Path:
     """`path` made absolute with its symbolic links followed; a link loop (which makes
     `Path.resolve` raise on some Python versions) or an unreadable folder gives the absolute path
     as written instead of an exception."""
+    return _remembered("resolve", path, _safe_resolve)
+
+
+def _safe_resolve(path: Path) -> Path:
     try:
-        return Path(path).resolve()
+        return path.resolve()
     except (OSError, RuntimeError):
         return Path(os.path.abspath(path))
 
 
 def display_path(path: Union[str, Path]) -> str:
     """Relative to the working directory when below it, else as given."""
-    p = Path(path)
+    return _remembered("display", path, _display_path)
+
+
+def _display_path(p: Path) -> str:
     try:
-        return str(p.resolve().relative_to(Path.cwd().resolve()))
+        # The working directory exists and is no loop: safe_resolve gives what resolve() would.
+        return str(p.resolve().relative_to(safe_resolve(Path.cwd())))
     except (ValueError, OSError, RuntimeError):
         return str(p)
 
@@ -83,7 +126,10 @@ def display_path(path: Union[str, Path]) -> str:
 def named_path(path: Union[str, Path]) -> str:
     """Like `display_path`, but a symbolic link is named as written, not by where it leads (a
     link to /dev/zero is reported as the link in the tree)."""
-    p = Path(path)
+    return _remembered("named", path, _named_path)
+
+
+def _named_path(p: Path) -> str:
     if not p.name:
         return display_path(p)
     named = safe_resolve(p.parent) / p.name

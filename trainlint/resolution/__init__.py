@@ -23,7 +23,7 @@ from trainlint.core import (
 from trainlint.graph import SettingsGraph
 from trainlint.inputs import SKIP_DIRS
 from trainlint.readers.facts import Flow
-from trainlint.readers.source import display_path, safe_resolve
+from trainlint.readers.source import display_path, resolving_once, safe_resolve
 from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
 
@@ -82,7 +82,11 @@ def _is_recipe(workspace: Workspace, path: Path) -> bool:
 
 
 def scan(paths: Sequence[Path], exclude: Sequence[str] = (), workspace: Workspace = None) -> Scan:
-    workspace = workspace or Workspace()
+    with resolving_once():
+        return _scan(paths, exclude, workspace or Workspace())
+
+
+def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -> Scan:
     workspace.confine_to(paths)
     result = Scan()
     files, problems = discover(paths, exclude)

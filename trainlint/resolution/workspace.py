@@ -46,16 +46,16 @@ def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional
     """The `transformers==X` a repository pins, looked up from the entry script's folder upwards to
     the repository root (the first requirements file that names it wins)."""
     for start in [p for p in paths if p is not None]:
-        folder = safe_resolve(start).parent
-        root = repo_root(folder) or folder
-        for candidate_dir in [folder, *folder.parents]:
-            for name in _REQUIREMENT_FILES:
-                found = workspace.pin_in(candidate_dir / name, "transformers")
-                if found is not None:
-                    return found
-            if candidate_dir == root:
-                break
+        found = workspace.pin_above(workspace.resolved(start).parent, "transformers")
+        if found is not None:
+            return found
     return None
+
+
+def _may_be_root(folder: Path) -> bool:
+    """Whether `folder` has one of the files `trainlint.inputs.repo_root` stops at (then repo_root
+    gives the folder itself, which it confirms)."""
+    return any((folder / marker).exists() for marker in (".git", "pyproject.toml", "setup.py"))
 
 
 def _expand_home(written: str) -> Path:
@@ -78,6 +78,10 @@ class Workspace:
         self._bytes_read = 0
         # Where each path leads, once per scan (the same paths are asked about for every job).
         self._resolved: Dict[Path, Path] = {}
+        # Whether each resolved path is inside the tree (the roots are fixed once reading starts).
+        self._inside: Dict[Path, bool] = {}
+        # The file each import names, by (module, importer, folders searched).
+        self._modules: Dict[Tuple[str, str, Tuple[str, ...]], Optional[str]] = {}
         # Files whose bytes are already counted (read here, or read ahead by a worker or the cache).
         self._reserved: Set[Path] = set()
         # Facts kept between runs (None: every file is read again).
@@ -86,6 +90,8 @@ class Workspace:
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
+        self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
+        self._repo_roots: Dict[Path, Optional[Path]] = {}
         # Each file read, as it was when read (device, inode, size, mtime, ctime): a fix refuses to
         # write a file that has changed since.
         self.stamps: Dict[Path, Tuple[int, ...]] = {}
@@ -95,6 +101,7 @@ class Workspace:
         """Reading stays inside the trees of `paths` (unless roots were given already)."""
         if self.roots is None:
             self.roots = tree_roots(paths, self.invocation_dir)
+            self._inside.clear()
 
     def resolved(self, path: Path) -> Path:
         """`path` with its links followed, remembered for the scan."""
@@ -107,6 +114,12 @@ class Workspace:
         """Whether `path` (its links followed) is inside the scanned tree and outside version-control
         metadata. Without roots (no scan yet), the invocation directory is the tree."""
         resolved = self.resolved(path)
+        known = self._inside.get(resolved)
+        if known is None:
+            known = self._inside[resolved] = self._inside_roots(resolved)
+        return known
+
+    def _inside_roots(self, resolved: Path) -> bool:
         for root in self.roots if self.roots is not None else [self.invocation_dir]:
             if within(resolved, root):
                 return not _PRIVATE_DIRS & set(resolved.relative_to(root).parts)
@@ -221,8 +234,35 @@ class Workspace:
             self.preload(kind, path, found)
         return found is not None
 
+    def pin_above(self, folder: Path, package: str) -> Optional[Setting]:
+        """The pin of `package` in the first requirements file that names it, from `folder` upwards to
+        its repository's root (once per folder and scan: every job of a repository asks)."""
+        key = (folder, package)
+        if key not in self._pins_above:
+            self._pins_above[key] = self._find_pin_above(folder, package)
+        return self._pins_above[key]
+
+    def _find_pin_above(self, folder: Path, package: str) -> Optional[Setting]:
+        for name in _REQUIREMENT_FILES:
+            found = self.pin_in(folder / name, package)
+            if found is not None:
+                return found
+        # Up to the repository's root (a folder outside any repository is its own root).
+        root = self.repo_root(folder) or folder
+        if folder == root or folder.parent == folder:
+            return None
+        return self.pin_above(folder.parent, package)
+
+    def repo_root(self, folder: Path) -> Optional[Path]:
+        """`trainlint.inputs.repo_root(folder)`, remembered for every folder on the way up."""
+        if folder not in self._repo_roots:
+            marked = repo_root(folder) == folder if _may_be_root(folder) else False
+            above = None if marked or folder.parent == folder else self.repo_root(folder.parent)
+            self._repo_roots[folder] = folder if marked else above
+        return self._repo_roots[folder]
+
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
-        key = (safe_resolve(path), package)
+        key = (self.resolved(path), package)
         if key not in self._pins:
             note_path(path)
             readable = path.is_file() and self.inside(path) and not_regular(path, str(path)) is None
@@ -276,8 +316,11 @@ class Workspace:
         from trainlint.readers.python import resolve_import  # lazy: the package imports libcst (~300 ms)
 
         allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
-        _note_module_folders(dotted, importer, allowed)
-        found = resolve_import(dotted, str(importer), [str(d) for d in allowed])
+        key = (dotted, str(importer), tuple(str(d) for d in allowed))
+        if key not in self._modules:
+            _note_module_folders(dotted, importer, allowed)
+            self._modules[key] = resolve_import(dotted, str(importer), list(key[2]))
+        found = self._modules[key]
         return Path(found) if found else None
 
 
