@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import FrozenSet, List
 
 import libcst as cst
 
@@ -27,8 +27,10 @@ from trainlint.readers.python.values import ValueReader
 
 
 class Collector(cst.CSTVisitor):
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, skip: FrozenSet[int] = frozenset()):
+        """`skip`: ids of the statements that hold nothing to collect (the prefilter's screen)."""
         super().__init__()
+        self._skip = skip
         self.ctx = ctx
         self.found = Findings()
         values = ValueReader(ctx)
@@ -43,11 +45,18 @@ class Collector(cst.CSTVisitor):
         if self._ancestors:
             self.ctx.parents[node] = self._ancestors[-1]
         self._ancestors.append(node)
+        if id(node) in self._skip:
+            return False
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
         self._ancestors.pop()
+
+    @property
+    def ancestors(self) -> List[cst.CSTNode]:
+        """The nodes the walk is inside now, outermost first."""
+        return self._ancestors
 
     def result(self) -> PythonModule:
         found = self.found

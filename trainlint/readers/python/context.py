@@ -4,7 +4,7 @@ extractor needs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -60,7 +60,17 @@ class Branch:
 class Context:
     """One parsed file with its metadata and the lookups every extractor needs."""
 
-    def __init__(self, source: SourceText, locator: ByteLocator, module: cst.Module, positions):
+    def __init__(
+        self,
+        source: SourceText,
+        locator: ByteLocator,
+        module: cst.Module,
+        positions,
+        functions: Optional[Dict[str, Optional[cst.FunctionDef]]] = None,
+        args_names: Optional[FrozenSet[str]] = None,
+    ):
+        """`functions` and `args_names` when the caller knows them without walking the module: a function
+        libcst did not read (it holds nothing) is there by name, as None."""
         self.source = source
         self.locator = locator
         self.module = module
@@ -68,8 +78,12 @@ class Context:
         # Filled by the collector as it walks down (libcst's ParentNodeProvider costs a whole extra
         # traversal); a node's ancestors are always recorded before the node is examined.
         self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self.functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
-        self.args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
+        if functions is None:
+            functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
+        self.functions = functions
+        if args_names is None:
+            args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
+        self.args_names = args_names
         self._scope_assignments: Dict[int, Dict[str, List[Assignment]]] = {}
 
     # positions
@@ -102,7 +116,7 @@ class Context:
     def assignments(self, scope: cst.CSTNode, name: str) -> List[Assignment]:
         table = self._scope_assignments.get(id(scope))
         if table is None:
-            collector = _AssignmentIndex(scope)
+            collector = _AssignmentIndex(scope, self.parents)
             scope.visit(collector)
             table = collector.table
             self._scope_assignments[id(scope)] = table
@@ -127,11 +141,25 @@ class Context:
 class _AssignmentIndex(cst.CSTVisitor):
     """Name -> assignments in one function (or module) body, skipping nested functions and classes."""
 
-    def __init__(self, scope: cst.CSTNode):
+    def __init__(self, scope: cst.CSTNode, parents: Dict[cst.CSTNode, cst.CSTNode]):
         super().__init__()
         self._scope = scope
         self._branch_depth = 0
         self.table: Dict[str, List[Assignment]] = {}
+        # The parents met on the way, as the collector records them: the positions of a value bound in a
+        # statement the collector did not walk are then found from the statement around it.
+        self._parents = parents
+        self._path: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._path:
+            self._parents.setdefault(node, self._path[-1])
+        self._path.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._path.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return node is self._scope

@@ -84,7 +84,9 @@ class EvalDataReader:
             builder = f"`{splat.value}`"
         if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
             if built.func.value in ctx.functions:
-                return SplatEvalDataset(self.returned_eval_dataset(ctx.functions[built.func.value]))
+                function = ctx.functions[built.func.value]
+                # a function left unread holds no `eval_dataset` entry: it returns none
+                return SplatEvalDataset(self.returned_eval_dataset(function) if function is not None else None)
             return SplatEvalDataset(imported_builder=built.func.value)
         return SplatEvalDataset(self.dict_eval_dataset(built, scope, builder))
 
@@ -114,7 +116,7 @@ class EvalDataReader:
     def returned_eval_datasets(self) -> Tuple[Tuple[str, Setting], ...]:
         found = []
         for name, function in self.ctx.functions.items():
-            setting = self.returned_eval_dataset(function)
+            setting = self.returned_eval_dataset(function) if function is not None else None
             if setting is not None:
                 found.append((name, setting))
         return tuple(found)

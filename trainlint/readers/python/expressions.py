@@ -29,8 +29,10 @@ def literal_value(node: CstExpr) -> Union[Value, NotLiteral]:
 
 
 def _literal(node: CstExpr) -> Union[Value, NotLiteral]:
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return ast.literal_eval(node.value)
+    if isinstance(node, cst.Integer):
+        return _number(node.value, int)
+    if isinstance(node, cst.Float):
+        return _number(node.value, float)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else NOT_LITERAL
@@ -46,6 +48,14 @@ def _literal(node: CstExpr) -> Union[Value, NotLiteral]:
     if isinstance(node, cst.BinaryOperation):
         return _arithmetic(node)
     return NOT_LITERAL
+
+
+def _number(written: str, kind: type) -> Union[int, float]:
+    """`1_000`, `0x10`, `1e-4`: the number, without compiling the text (`ast.literal_eval` compiles)."""
+    try:
+        return int(written, 0) if kind is int else float(written)
+    except ValueError:  # a spelling the shortcuts do not take (`010` is no Python 3 integer): ask Python
+        return ast.literal_eval(written)
 
 
 def _is_number(value: object) -> bool:
