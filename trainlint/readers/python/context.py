@@ -68,9 +68,11 @@ class Context:
         positions,
         functions: Optional[Dict[str, Optional[cst.FunctionDef]]] = None,
         args_names: Optional[FrozenSet[str]] = None,
+        calling: Optional[FrozenSet[int]] = None,
     ):
         """`functions` and `args_names` when the caller knows them without walking the module: a function
-        libcst did not read (it holds nothing) is there by name, as None."""
+        libcst did not read (it holds nothing) is there by name, as None. `calling`: ids of the top-level
+        statements that may call something, when known."""
         self.source = source
         self.locator = locator
         self.module = module
@@ -84,6 +86,7 @@ class Context:
         if args_names is None:
             args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
         self.args_names = args_names
+        self.calling = calling
         self._scope_assignments: Dict[int, Dict[str, List[Assignment]]] = {}
 
     # positions

@@ -99,6 +99,8 @@ def main_calls(ctx: Context) -> Tuple[str, ...]:
 
     found: List[str] = []
     for statement in ctx.module.body:
+        if ctx.calling is not None and id(statement) not in ctx.calling:
+            continue
         if isinstance(statement, cst.If) and is_main_guard(statement.test):
             found.extend(_called_in(statement.body, dotted_ok=True))
         elif isinstance(statement, cst.SimpleStatementLine):

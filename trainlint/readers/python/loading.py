@@ -87,7 +87,7 @@ def _walk_screened(
     for the statements whose nodes become origins."""
     walkers: List[Collector] = []
     positions = StatementPositions(module, screen.anchors, lambda: ctx.parents, lambda: walkers[0].ancestors)
-    ctx = Context(source, ByteLocator(source, has_bom), module, positions, screen.functions, args_names)
+    ctx = Context(source, ByteLocator(source, has_bom), module, positions, screen.functions, args_names, screen.calling)
     collector = Collector(ctx, screen.skip)
     walkers.append(collector)
     collector.eval_data = ScreenedEvalData(collector.values, screen.eval_builders, positions)

@@ -18,15 +18,17 @@ the same statements, the statement is walked whole as before.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.readers.python.argument_classes import HF_PARSERS
-from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, is_config_class
+from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.overrides import LORA_CONVERSION
@@ -51,6 +53,15 @@ DISPATCHED_CALLS = frozenset(
     }
 )
 ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"})
+# Every name `_dispatched` takes, as a word of the text (a superset: it may be no callee at all).
+DISPATCHED_NAME = re.compile(
+    r"\b(?:" + "|".join(re.escape(name) for name in sorted(DISPATCHED_CALLS | HF_PARSERS | set(OTHER_CALL_KEYWORDS)
+                                                           | TRL_CONFIGS)) + r")\b"
+    + r"|(?:Trainer|TrainingArguments)\b"
+    + r"|(?i:lora)"
+)
+EVAL_DATASET = re.compile(r"eval_dataset")
+NEWLINE = re.compile(r"\n")
 
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -76,7 +87,8 @@ class Screen:
     """Per top-level libcst statement: whether the collector must walk it, and the line its code starts
     on (where libcst's position of the statement starts). `skip`: ids of the libcst statements below those
     that hold nothing; `functions`: the module-level functions by name, None for those reduced to `pass`;
-    `anchors`: where each statement matched with the stdlib's starts (by id)."""
+    `anchors`: where each statement matched with the stdlib's starts (by id); `calling`: ids of the top-level
+    statements that may call something (a line of simple statements without a call calls nothing)."""
 
     walk: Tuple[bool, ...]
     first_lines: Tuple[int, ...]
@@ -84,6 +96,7 @@ class Screen:
     skip: FrozenSet[int]
     functions: Dict[str, Optional[cst.FunctionDef]]
     anchors: Dict[int, Anchor]
+    calling: FrozenSet[int]
 
 
 def plan_module(text: str) -> Optional[Plan]:
@@ -94,11 +107,15 @@ def plan_module(text: str) -> Optional[Plan]:
     if tree is None:
         return None
     args_names = parsed_namespace_names(tree) if "parse_" in text else frozenset()
-    marked = _marked_statements(tree, args_names)
+    line_starts = [0] + [match.end() for match in NEWLINE.finditer(text)]
+    marked = _marked_statements(tree.body, args_names, _Occurrences(text, DISPATCHED_NAME, line_starts))
+    eval_entries = _Occurrences(text, EVAL_DATASET, line_starts)
     builders = frozenset(
         statement.name
         for statement in tree.body
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _builds_eval_dict(statement)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and eval_entries.between(statement.lineno, statement.end_lineno or statement.lineno)
+        and _builds_eval_dict(statement)
     )
     kept = {id(statement) for statement in tree.body if getattr(statement, "name", None) in builders}
     reduced = _reduced_text(text, _idle_definitions(tree.body, marked | kept))
@@ -123,7 +140,13 @@ def screen_module(plan: Plan, module: cst.Module) -> Optional[Screen]:
     for (group, statement), walked in zip(groups, walk):
         if walked:
             _skip_idle(group, statement, marked, skip, lambda line, node: _set_anchor(anchors, lines, line, node))
-    return Screen(walk, first_lines, plan.eval_builders, frozenset(skip), functions, anchors)
+    calling = frozenset(
+        id(statement)
+        for group, statement in groups
+        if not isinstance(statement, cst.SimpleStatementLine)
+        or any(isinstance(node, ast.Call) for part in group for node in ast.walk(part))
+    )
+    return Screen(walk, first_lines, plan.eval_builders, frozenset(skip), functions, anchors, calling)
 
 
 def _set_anchor(anchors: Dict[int, Anchor], lines: Sequence[str], line: int, statement: cst.CSTNode) -> None:
@@ -141,32 +164,79 @@ def _stdlib_tree(text: str) -> Optional[ast.Module]:
 
 
 # ------------------------------------------------ which statements hold something
-def _marked_statements(tree: ast.Module, args_names: FrozenSet[str]) -> FrozenSet[int]:
-    """Ids of the nodes on the way from the module to each node an extractor reads."""
-    parents: Dict[int, ast.AST] = {}
-    hits: List[ast.AST] = []
-    stack: List[ast.AST] = [tree]
-    while stack:  # iterative: a deeply nested expression must not exhaust Python's stack
-        node = stack.pop()
-        if _holds_setting(node, args_names):
-            hits.append(node)
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-            stack.append(child)
+class _Occurrences:
+    """The lines a pattern occurs on: a statement none of whose lines holds a dispatched name holds no
+    dispatched call, and the stdlib tree below it need not be walked (walking it costs more than the parse)."""
+
+    def __init__(self, text: str, pattern: "re.Pattern[str]", line_starts: Sequence[int]):
+        self._lines = sorted({bisect_right(line_starts, match.start()) for match in pattern.finditer(text)})
+
+    def between(self, first: int, last: int) -> bool:
+        index = bisect_left(self._lines, first)
+        return index < len(self._lines) and self._lines[index] <= last
+
+
+def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], calls: _Occurrences) -> FrozenSet[int]:
+    """Ids of the statements, at any depth, whose subtree holds something an extractor reads."""
     marked: Set[int] = set()
-    for hit in hits:
-        current: Optional[ast.AST] = hit
-        while current is not None and id(current) not in marked:
-            marked.add(id(current))
-            current = parents.get(id(current))
+
+    def mark(statements: Sequence[ast.stmt]) -> bool:  # recursive by block only: Python nests at most 100
+        found = False
+        for statement in statements:
+            own, blocks = _statement_parts(statement)
+            hit = _holds_setting(statement, args_names)
+            if not hit and (blocks or calls.between(statement.lineno, statement.end_lineno or statement.lineno)):
+                hit = any(_holds_call(part) for part in own)  # a compound statement's header is short
+            for block in blocks:
+                hit = mark(block) or hit
+            if hit:
+                marked.add(id(statement))
+                found = True
+        return found
+
+    mark(body)
     return frozenset(marked)
 
 
-def _holds_setting(node: ast.AST, args_names: FrozenSet[str]) -> bool:
+def _statement_parts(statement: ast.stmt) -> Tuple[List[ast.AST], List[Sequence[ast.stmt]]]:
+    """A statement's own expressions (a compound statement's header), and its blocks of statements."""
+    own: List[ast.AST] = []
+    blocks: List[Sequence[ast.stmt]] = []
+    for _, value in ast.iter_fields(statement):
+        if isinstance(value, ast.AST):
+            own.append(value)
+        elif isinstance(value, list) and value:
+            if isinstance(value[0], ast.stmt):
+                blocks.append(value)
+            elif isinstance(value[0], (ast.excepthandler, ast.match_case)):
+                for part in value:
+                    own.extend(child for name, child in ast.iter_fields(part) if name != "body"
+                               and isinstance(child, ast.AST))
+                    blocks.append(part.body)
+            else:
+                own.extend(child for child in value if isinstance(child, ast.AST))
+    return own, blocks
+
+
+def _holds_call(expression: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Call) and _dispatched(_last_name(node.func)) for node in ast.walk(expression)
+    )
+
+
+def _all_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for block in reversed(_statement_parts(statement)[1]):
+            stack.extend(reversed(block))
+
+
+def _holds_setting(node: ast.stmt, args_names: FrozenSet[str]) -> bool:
+    """What a statement itself holds (the calls in it aside)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return True
-    if isinstance(node, ast.Call):
-        return _dispatched(_last_name(node.func))
     if isinstance(node, ast.ClassDef):
         return any(_is_dataclass(d) for d in node.decorator_list)
     if isinstance(node, ast.Assign):
@@ -210,10 +280,9 @@ def _overrides(target: ast.expr, value: Optional[ast.expr], args_names: FrozenSe
 def _builds_eval_dict(function: ast.AST) -> bool:
     for node in ast.walk(function):
         if isinstance(node, ast.Dict) and any(
-            (isinstance(key, ast.Constant) and key.value == "eval_dataset") or isinstance(key, ast.BinOp)
-            for key in node.keys
+            isinstance(key, ast.Constant) and key.value == "eval_dataset" for key in node.keys
         ):
-            return True  # a key spelled `"eval_" + "dataset"` is a constant to the collector too
+            return True
         if isinstance(node, ast.Call) and any(keyword.arg == "eval_dataset" for keyword in node.keywords):
             return True
     return False
@@ -231,7 +300,7 @@ def parsed_namespace_names(tree: ast.Module) -> FrozenSet[str]:
     """Names bound from a parse call anywhere: `args = parser.parse_args()`, `args, rest = ...parse_known_args()`
     (the first only), `model_args, data_args, training_args = parser.parse_args_into_dataclasses()`."""
     names: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in _all_statements(tree.body):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         method = _last_name(node.value.func)
