@@ -24,6 +24,16 @@ from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
 from trainlint.readers.python.overrides import LORA_CONVERSION, OverrideReader
 from trainlint.readers.python.values import ValueReader
+from trainlint.readers.python.walk import children
+
+_HANDLERS = {
+    cst.ClassDef: "visit_ClassDef",
+    cst.Call: "visit_Call",
+    cst.Assign: "visit_Assign",
+    cst.AugAssign: "visit_AugAssign",
+    cst.Import: "visit_Import",
+    cst.ImportFrom: "visit_ImportFrom",
+}
 
 
 class Collector(cst.CSTVisitor):
@@ -52,6 +62,22 @@ class Collector(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
         self._ancestors.pop()
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """What visiting the node does (parents recorded, idle statements skipped, the `visit_*` handlers
+        called on the way down), without libcst's copy of every node."""
+        ancestors = self._ancestors
+        if ancestors:
+            self.ctx.parents[node] = ancestors[-1]
+        if id(node) in self._skip:
+            return
+        handler = getattr(self, _HANDLERS.get(type(node), ""), None)
+        if handler is not None:
+            handler(node)
+        ancestors.append(node)
+        for child in children(node):
+            self.walk(child)
+        ancestors.pop()
 
     @property
     def ancestors(self) -> List[cst.CSTNode]:

@@ -94,7 +94,7 @@ def _walk_screened(
     for statement, walk in zip(module.body, screen.walk):
         if walk:
             ctx.parents[statement] = module
-            statement.visit(collector)
+            collector.walk(statement)
     return collector.result()
 
 

@@ -60,6 +60,8 @@ DISPATCHED_NAME = re.compile(
     + r"|(?:Trainer|TrainingArguments)\b"
     + r"|(?i:lora)"
 )
+# libcst's visit takes a few frames per nesting level: fewer characters than this cannot exhaust the stack.
+SHORT_STATEMENT_CHARS = 100
 EVAL_DATASET = re.compile(r"eval_dataset")
 NEWLINE = re.compile(r"\n")
 
@@ -88,7 +90,7 @@ class Screen:
     on (where libcst's position of the statement starts). `skip`: ids of the libcst statements below those
     that hold nothing; `functions`: the module-level functions by name, None for those reduced to `pass`;
     `anchors`: where each statement matched with the stdlib's starts (by id); `calling`: ids of the top-level
-    statements that may call something (a line of simple statements without a call calls nothing)."""
+    statements that may call something (a short line of simple statements without a call calls nothing)."""
 
     walk: Tuple[bool, ...]
     first_lines: Tuple[int, ...]
@@ -144,9 +146,17 @@ def screen_module(plan: Plan, module: cst.Module) -> Optional[Screen]:
         id(statement)
         for group, statement in groups
         if not isinstance(statement, cst.SimpleStatementLine)
+        or _long(lines, group)
         or any(isinstance(node, ast.Call) for part in group for node in ast.walk(part))
     )
     return Screen(walk, first_lines, plan.eval_builders, frozenset(skip), functions, anchors, calling)
+
+
+def _long(lines: Sequence[str], group: Sequence[ast.stmt]) -> bool:
+    """A line of statements long enough to nest deeper than libcst can walk: it is walked as before, for libcst
+    to say so (a short one cannot)."""
+    last = group[-1].end_lineno or group[-1].lineno
+    return sum(len(line) + 1 for line in lines[group[0].lineno - 1 : last]) >= SHORT_STATEMENT_CHARS
 
 
 def _set_anchor(anchors: Dict[int, Anchor], lines: Sequence[str], line: int, statement: cst.CSTNode) -> None:
