@@ -71,10 +71,10 @@ class Collector(cst.CSTVisitor):
             self.ctx.parents[node] = ancestors[-1]
         if id(node) in self._skip:
             return
+        ancestors.append(node)
         handler = getattr(self, _HANDLERS.get(type(node), ""), None)
         if handler is not None:
             handler(node)
-        ancestors.append(node)
         for child in children(node):
             self.walk(child)
         ancestors.pop()

@@ -81,6 +81,9 @@ class Context:
         # Filled by the collector as it walks down (libcst's ParentNodeProvider costs a whole extra
         # traversal); a node's ancestors are always recorded before the node is examined.
         self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        # Parents met outside the collector's walk (in a scope's assignments), for positions only: `scope_of`
+        # and `conditions` see the collector's walk alone, as they always have.
+        self.seen_parents: Dict[cst.CSTNode, cst.CSTNode] = {}
         if functions is None:
             functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
         self.functions = functions
@@ -120,7 +123,7 @@ class Context:
     def assignments(self, scope: cst.CSTNode, name: str) -> List[Assignment]:
         table = self._scope_assignments.get(id(scope))
         if table is None:
-            collector = _AssignmentIndex(scope, self.parents)
+            collector = _AssignmentIndex(scope, self.seen_parents)
             collector.walk(scope)
             table = collector.table
             self._scope_assignments[id(scope)] = table

@@ -86,7 +86,9 @@ def _walk_screened(
     """The collector's walk over the statements that can hold a setting only, with positions computed
     for the statements whose nodes become origins."""
     walkers: List[Collector] = []
-    positions = StatementPositions(module, screen.anchors, lambda: ctx.parents, lambda: walkers[0].ancestors)
+    positions = StatementPositions(
+        module, screen.anchors, lambda: ctx.parents, lambda: walkers[0].ancestors, lambda: ctx.seen_parents
+    )
     ctx = Context(source, ByteLocator(source, has_bom), module, positions, screen.functions, args_names, screen.calling)
     collector = Collector(ctx, screen.skip)
     walkers.append(collector)
@@ -110,6 +112,7 @@ class ScreenedEvalData(EvalDataReader):
         found = []
         for name, function in self.ctx.functions.items():
             if name in self._builders and function is not None:
+                self.ctx.seen_parents.setdefault(function, self.ctx.module)
                 self._positions.walking(function)
                 setting = self.returned_eval_dataset(function)
                 if setting is not None:
