@@ -64,6 +64,7 @@ DISPATCHED_NAME = re.compile(
 SHORT_STATEMENT_CHARS = 100
 EVAL_DATASET = re.compile(r"eval_dataset")
 NEWLINE = re.compile(r"\n")
+TAB_INDENT = re.compile(r"^[ \f]*\t", re.MULTILINE)
 
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -120,7 +121,9 @@ def plan_module(text: str) -> Optional[Plan]:
         and _builds_eval_dict(statement)
     )
     kept = {id(statement) for statement in tree.body if getattr(statement, "name", None) in builders}
-    reduced = _reduced_text(text, _idle_definitions(tree.body, marked | kept))
+    reduced = text
+    if not TAB_INDENT.search(text):  # libcst's tokenizer may reject tab indentation Python takes: let it see all
+        reduced = _reduced_text(text, _idle_definitions(tree.body, marked | kept))
     return Plan(tree, reduced, marked, builders, args_names)
 
 
