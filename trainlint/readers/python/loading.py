@@ -1,5 +1,6 @@
-"""Reading one Python file: its text screened, parsed by libcst, walked once; syntax errors and
-unanalysable text reported as diagnostics, never raised."""
+"""Reading one Python file: its text screened, planned by the stdlib parser (which statements can hold a
+setting), the part that can parsed by libcst and walked once; syntax errors and unanalysable text reported
+as diagnostics, never raised."""
 
 from __future__ import annotations
 
