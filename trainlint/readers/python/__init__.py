@@ -8,9 +8,12 @@ defaults, `HfArgumentParser` wiring, `TrainingArguments(...)`-style calls, `Trai
 `if __name__ == "__main__":`.
 
 Modules, in the order a file goes through them: `loading` (screening, parsing, syntax errors),
-`positions` and `context` (byte offsets, scopes, branches), `collector` (the one walk), and the
-extractors it feeds: `argument_classes`, `argparse_args`, `config_calls`, `eval_data`, `overrides`,
-`imports` (with `resolve_import`, which the cross-module resolution uses).
+`prefilter` (the stdlib parser's view: which statements hold something, at any depth; the functions and
+classes that hold nothing reach libcst as `pass`), `lazy_positions`, `positions` and `context` (positions
+rendered per statement, byte offsets, scopes, branches), `walk` and `collector` (the one walk, over the
+statements that hold something), and the extractors it feeds: `argument_classes`, `argparse_args`,
+`config_calls`, `eval_data`, `overrides`, `imports` (with `resolve_import`, which the cross-module
+resolution uses).
 """
 
 from typing import Any

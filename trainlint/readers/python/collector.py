@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import FrozenSet, List
 
 import libcst as cst
 
@@ -24,11 +24,23 @@ from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
 from trainlint.readers.python.overrides import LORA_CONVERSION, OverrideReader
 from trainlint.readers.python.values import ValueReader
+from trainlint.readers.python.walk import children
+
+_HANDLERS = {
+    cst.ClassDef: "visit_ClassDef",
+    cst.Call: "visit_Call",
+    cst.Assign: "visit_Assign",
+    cst.AugAssign: "visit_AugAssign",
+    cst.Import: "visit_Import",
+    cst.ImportFrom: "visit_ImportFrom",
+}
 
 
 class Collector(cst.CSTVisitor):
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, skip: FrozenSet[int] = frozenset()):
+        """`skip`: ids of the statements that hold nothing to collect (the prefilter's screen)."""
         super().__init__()
+        self._skip = skip
         self.ctx = ctx
         self.found = Findings()
         values = ValueReader(ctx)
@@ -43,11 +55,34 @@ class Collector(cst.CSTVisitor):
         if self._ancestors:
             self.ctx.parents[node] = self._ancestors[-1]
         self._ancestors.append(node)
+        if id(node) in self._skip:
+            return False
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
         self._ancestors.pop()
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """What visiting the node does (parents recorded, idle statements skipped, the `visit_*` handlers
+        called on the way down), without libcst's copy of every node."""
+        ancestors = self._ancestors
+        if ancestors:
+            self.ctx.parents[node] = ancestors[-1]
+        if id(node) in self._skip:
+            return
+        ancestors.append(node)
+        handler = getattr(self, _HANDLERS.get(type(node), ""), None)
+        if handler is not None:
+            handler(node)
+        for child in children(node):
+            self.walk(child)
+        ancestors.pop()
+
+    @property
+    def ancestors(self) -> List[cst.CSTNode]:
+        """The nodes the walk is inside now, outermost first."""
+        return self._ancestors
 
     def result(self) -> PythonModule:
         found = self.found

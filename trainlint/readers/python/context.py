@@ -4,7 +4,7 @@ extractor needs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -12,6 +12,7 @@ from libcst.metadata import CodeRange
 from trainlint.core import Origin
 from trainlint.readers.python.expressions import CstExpr, is_main_guard, last_name, reads_flag
 from trainlint.readers.python.positions import ByteLocator
+from trainlint.readers.python.walk import children
 from trainlint.readers.source import SourceText
 
 # Methods whose result is the parsed namespace(s).
@@ -60,7 +61,19 @@ class Branch:
 class Context:
     """One parsed file with its metadata and the lookups every extractor needs."""
 
-    def __init__(self, source: SourceText, locator: ByteLocator, module: cst.Module, positions):
+    def __init__(
+        self,
+        source: SourceText,
+        locator: ByteLocator,
+        module: cst.Module,
+        positions,
+        functions: Optional[Dict[str, Optional[cst.FunctionDef]]] = None,
+        args_names: Optional[FrozenSet[str]] = None,
+        calling: Optional[FrozenSet[int]] = None,
+    ):
+        """`functions` and `args_names` when the caller knows them without walking the module: a function
+        libcst did not read (it holds nothing) is there by name, as None. `calling`: ids of the top-level
+        statements that may call something, when known."""
         self.source = source
         self.locator = locator
         self.module = module
@@ -68,8 +81,16 @@ class Context:
         # Filled by the collector as it walks down (libcst's ParentNodeProvider costs a whole extra
         # traversal); a node's ancestors are always recorded before the node is examined.
         self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self.functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
-        self.args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
+        # Parents met outside the collector's walk (in a scope's assignments), for positions only: `scope_of`
+        # and `conditions` see the collector's walk alone, as they always have.
+        self.seen_parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        if functions is None:
+            functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
+        self.functions = functions
+        if args_names is None:
+            args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
+        self.args_names = args_names
+        self.calling = calling
         self._scope_assignments: Dict[int, Dict[str, List[Assignment]]] = {}
 
     # positions
@@ -102,8 +123,8 @@ class Context:
     def assignments(self, scope: cst.CSTNode, name: str) -> List[Assignment]:
         table = self._scope_assignments.get(id(scope))
         if table is None:
-            collector = _AssignmentIndex(scope)
-            scope.visit(collector)
+            collector = _AssignmentIndex(scope, self.seen_parents)
+            collector.walk(scope)
             table = collector.table
             self._scope_assignments[id(scope)] = table
         return table.get(name, [])
@@ -124,59 +145,53 @@ class Context:
         return found
 
 
-class _AssignmentIndex(cst.CSTVisitor):
+class _AssignmentIndex:
     """Name -> assignments in one function (or module) body, skipping nested functions and classes."""
 
-    def __init__(self, scope: cst.CSTNode):
-        super().__init__()
+    def __init__(self, scope: cst.CSTNode, parents: Dict[cst.CSTNode, cst.CSTNode]):
         self._scope = scope
         self._branch_depth = 0
         self.table: Dict[str, List[Assignment]] = {}
+        # The parents met on the way, as the collector records them: the positions of a value bound in a
+        # statement the collector did not walk are then found from the statement around it.
+        self._parents = parents
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self._scope
+    def walk(self, node: cst.CSTNode, parent: Optional[cst.CSTNode] = None) -> None:
+        if parent is not None:
+            self._parents.setdefault(node, parent)
+        if isinstance(node, (cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.FunctionDef) and node is not self._scope:
+            return
+        depth = self._branch_opened(node)
+        self._branch_depth += depth
+        self._bind_statement(node)
+        for child in children(node):
+            self.walk(child, node)
+        self._branch_depth -= depth
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
+    @staticmethod
+    def _branch_opened(node: cst.CSTNode) -> int:
+        # The main guard always runs when the file is the entry point: it is not a branch.
+        if isinstance(node, cst.If):
+            return 0 if is_main_guard(node.test) else 1
+        return 1 if isinstance(node, (cst.For, cst.While, cst.Try, cst.ExceptHandler)) else 0
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def _enter_branch(self, node) -> None:
-        self._branch_depth += 1
-
-    def _leave_branch(self, node) -> None:
-        self._branch_depth -= 1
-
-    # The main guard always runs when the file is the entry point: it is not a branch.
-    def visit_If(self, node: cst.If) -> None:
-        self._branch_depth += 0 if is_main_guard(node.test) else 1
-
-    def leave_If(self, node: cst.If) -> None:
-        self._branch_depth -= 0 if is_main_guard(node.test) else 1
-
-    visit_While = visit_Try = visit_ExceptHandler = _enter_branch  # type: ignore[assignment]
-    leave_For = leave_While = leave_Try = leave_ExceptHandler = _leave_branch  # type: ignore[assignment]
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind(target.target, node.value, node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._branch_depth += 1
-        self._bind(node.target, None, node)
-
-    def visit_With(self, node: cst.With) -> None:
-        for item in node.items:
-            if item.asname is not None:
-                self._bind(item.asname.name, None, node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value, node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, None, node)
+    def _bind_statement(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._bind(target.target, node.value, node)
+        elif isinstance(node, cst.For):
+            self._bind(node.target, None, node)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                if item.asname is not None:
+                    self._bind(item.asname.name, None, node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self._bind(node.target, node.value, node)
+        elif isinstance(node, cst.AugAssign):
+            self._bind(node.target, None, node)
 
     def _bind(self, target: cst.BaseExpression, value: Optional[CstExpr], statement: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):

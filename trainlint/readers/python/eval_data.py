@@ -13,6 +13,7 @@ from trainlint.readers.facts import TrainerCall
 from trainlint.readers.python.context import empty_origin
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, dotted_name, keyword_args, literal_value
 from trainlint.readers.python.values import ValueReader
+from trainlint.readers.python.walk import children
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ class EvalDataReader:
             builder = f"`{splat.value}`"
         if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
             if built.func.value in ctx.functions:
-                return SplatEvalDataset(self.returned_eval_dataset(ctx.functions[built.func.value]))
+                function = ctx.functions[built.func.value]
+                # a function left unread holds no `eval_dataset` entry: it returns none
+                return SplatEvalDataset(self.returned_eval_dataset(function) if function is not None else None)
             return SplatEvalDataset(imported_builder=built.func.value)
         return SplatEvalDataset(self.dict_eval_dataset(built, scope, builder))
 
@@ -114,7 +117,7 @@ class EvalDataReader:
     def returned_eval_datasets(self) -> Tuple[Tuple[str, Setting], ...]:
         found = []
         for name, function in self.ctx.functions.items():
-            setting = self.returned_eval_dataset(function)
+            setting = self.returned_eval_dataset(function) if function is not None else None
             if setting is not None:
                 found.append((name, setting))
         return tuple(found)
@@ -124,20 +127,15 @@ def _returned_values(function: cst.FunctionDef) -> List[Optional[CstExpr]]:
     """Values of the function's own `return` statements (nested functions excluded)."""
     found: List[Optional[CstExpr]] = []
 
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
+            return
+        if isinstance(node, cst.Return):
             found.append(node.value)
+        for child in children(node):
+            visit(child)
 
-    function.visit(Returns())
+    visit(function)
     return found
 
 

@@ -29,10 +29,12 @@ def literal_value(node: CstExpr) -> Union[Value, NotLiteral]:
 
 
 def _literal(node: CstExpr) -> Union[Value, NotLiteral]:
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return ast.literal_eval(node.value)
+    if isinstance(node, cst.Integer):
+        return _number(node.value, int)
+    if isinstance(node, cst.Float):
+        return _number(node.value, float)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
+        value = _string(node)
         return value if isinstance(value, str) else NOT_LITERAL
     if isinstance(node, cst.Name):
         return {"True": True, "False": False, "None": None}.get(node.value, NOT_LITERAL)
@@ -46,6 +48,33 @@ def _literal(node: CstExpr) -> Union[Value, NotLiteral]:
     if isinstance(node, cst.BinaryOperation):
         return _arithmetic(node)
     return NOT_LITERAL
+
+
+def _number(written: str, kind: type) -> Union[int, float]:
+    """`1_000`, `0x10`, `1e-4`: the number, without compiling the text (`ast.literal_eval` compiles)."""
+    try:
+        return int(written, 0) if kind is int else float(written)
+    except ValueError:  # a spelling the shortcuts do not take (`010` is no Python 3 integer): ask Python
+        return ast.literal_eval(written)
+
+
+def _string(node: cst.BaseString) -> Union[str, bytes, None]:
+    """libcst's `evaluated_value`, reading a string without escapes directly (libcst's compiles the text)."""
+    if isinstance(node, cst.ConcatenatedString):
+        if isinstance(node.left, cst.FormattedString) or isinstance(node.right, cst.FormattedString):
+            return None
+        left, right = _string(node.left), _string(node.right)
+        if right is None or type(left) is not type(right):
+            return None
+        return left + right  # type: ignore[operator]
+    if not isinstance(node, cst.SimpleString):
+        return None
+    written = node.value
+    prefix = len(written) - len(written.lstrip("rRuUbB"))
+    if "\\" in written or "\r" in written or "b" in written[:prefix].lower():
+        return node.evaluated_value  # escapes, CRLF folded in long strings, bytes: as Python reads them
+    quote = 3 if written[prefix : prefix + 3] in ('"""', "'''") and len(written) - prefix >= 6 else 1
+    return written[prefix + quote : len(written) - quote]
 
 
 def _is_number(value: object) -> bool:

@@ -99,6 +99,8 @@ def main_calls(ctx: Context) -> Tuple[str, ...]:
 
     found: List[str] = []
     for statement in ctx.module.body:
+        if ctx.calling is not None and id(statement) not in ctx.calling:
+            continue
         if isinstance(statement, cst.If) and is_main_guard(statement.test):
             found.extend(_called_in(statement.body, dotted_ok=True))
         elif isinstance(statement, cst.SimpleStatementLine):
@@ -111,20 +113,14 @@ def _called_in(block: cst.CSTNode, dotted_ok: bool) -> List[str]:
     import libcst as cst  # lazy, as in import_infos
 
     from trainlint.readers.python.expressions import dotted_name, last_name
+    from trainlint.readers.python.walk import children
 
     names: List[str] = []
 
-    class Calls(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> bool:
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.Call):
             callee = dotted_name(node.func)
             if callee is not None and (dotted_ok or isinstance(node.func, cst.Name)):
                 names.append(callee)
@@ -132,7 +128,9 @@ def _called_in(block: cst.CSTNode, dotted_ok: bool) -> List[str]:
                 target = dotted_name(node.args[0].value)
                 if target is not None:
                     names.append(target)
-            return False
+            return
+        for child in children(node):
+            visit(child)
 
-    block.visit(Calls())
+    visit(block)
     return names

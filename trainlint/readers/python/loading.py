@@ -1,12 +1,13 @@
-"""Reading one Python file: its text screened, parsed by libcst, walked once; syntax errors and
-unanalysable text reported as diagnostics, never raised."""
+"""Reading one Python file: its text screened, planned by the stdlib parser (which statements can hold a
+setting), the part that can parsed by libcst and walked once; syntax errors and unanalysable text reported
+as diagnostics, never raised."""
 
 from __future__ import annotations
 
 import ast
 import warnings
 from pathlib import Path
-from typing import FrozenSet, Tuple, Union
+from typing import FrozenSet, List, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -18,7 +19,7 @@ from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.positions import ByteLocator
-from trainlint.readers.python.prefilter import Screen, screen_module
+from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module
 from trainlint.readers.python.screening import too_deep_to_parse
 from trainlint.readers.source import SourceText, read_source
 
@@ -46,6 +47,14 @@ def _read_parsed(source: SourceText) -> PythonModule:
         return PythonModule(
             path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path, origin),)
         )
+    plan = plan_module(text)
+    if plan is not None and plan.text != text:
+        try:
+            module = cst.parse_module(plan.text)
+        except Exception:  # libcst rejects the reduced text: read the whole text, for its own verdict
+            plan = None
+        else:
+            return _walk_planned(source, has_bom, module, plan)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as err:
@@ -53,10 +62,16 @@ def _read_parsed(source: SourceText) -> PythonModule:
     except Exception as err:  # libcst raises a few other types on odd input; never crash
         message = f"{source.path}: cannot parse as Python ({type(err).__name__}: {err})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("syntax-error", message, source.path),))
-    screen = screen_module(text, module)
+    if plan is None:
+        return _walk_whole(source, has_bom, module)
+    return _walk_planned(source, has_bom, module, plan)
+
+
+def _walk_planned(source: SourceText, has_bom: bool, module: cst.Module, plan: Plan) -> PythonModule:
+    screen = screen_module(plan, module)
     if screen is None:
         return _walk_whole(source, has_bom, module)
-    return _walk_screened(source, has_bom, module, screen)
+    return _walk_screened(source, has_bom, module, screen, plan.args_names)
 
 
 def _walk_whole(source: SourceText, has_bom: bool, module: cst.Module) -> PythonModule:
@@ -66,20 +81,23 @@ def _walk_whole(source: SourceText, has_bom: bool, module: cst.Module) -> Python
     return collector.result()
 
 
-def _walk_screened(source: SourceText, has_bom: bool, module: cst.Module, screen: Screen) -> PythonModule:
+def _walk_screened(
+    source: SourceText, has_bom: bool, module: cst.Module, screen: Screen, args_names: FrozenSet[str]
+) -> PythonModule:
     """The collector's walk over the statements that can hold a setting only, with positions computed
     for the statements whose nodes become origins."""
-    parents: dict = {}
-    positions = StatementPositions(module, screen.first_lines, lambda: parents)
-    ctx = Context(source, ByteLocator(source, has_bom), module, positions)
-    parents = ctx.parents
-    collector = Collector(ctx)
+    walkers: List[Collector] = []
+    positions = StatementPositions(
+        module, screen.anchors, lambda: ctx.parents, lambda: walkers[0].ancestors, lambda: ctx.seen_parents
+    )
+    ctx = Context(source, ByteLocator(source, has_bom), module, positions, screen.functions, args_names, screen.calling)
+    collector = Collector(ctx, screen.skip)
+    walkers.append(collector)
     collector.eval_data = ScreenedEvalData(collector.values, screen.eval_builders, positions)
     for statement, walk in zip(module.body, screen.walk):
         if walk:
             ctx.parents[statement] = module
-            positions.walking(statement)
-            statement.visit(collector)
+            collector.walk(statement)
     return collector.result()
 
 
@@ -94,7 +112,8 @@ class ScreenedEvalData(EvalDataReader):
     def returned_eval_datasets(self) -> Tuple[Tuple[str, Setting], ...]:
         found = []
         for name, function in self.ctx.functions.items():
-            if name in self._builders:
+            if name in self._builders and function is not None:
+                self.ctx.seen_parents.setdefault(function, self.ctx.module)
                 self._positions.walking(function)
                 setting = self.returned_eval_dataset(function)
                 if setting is not None:

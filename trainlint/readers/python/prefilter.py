@@ -1,28 +1,36 @@
-"""Which top-level statements of a module can hold a setting, decided with the stdlib parser (C, fast)
-before the libcst walk, which costs about ten times the parse.
+"""What the stdlib parser (C, fast) tells about a module before libcst, which costs about ten times the parse,
+reads it: which statements, at any depth, can hold a setting, and which functions and classes cannot.
 
-A statement is walked by the collector when its subtree holds anything an extractor reads: an import,
-an `@dataclass` class, a call the collector dispatches on (`add_argument`, `HfArgumentParser`,
-`*TrainingArguments`, `*Trainer`, `from_pretrained`, `gradient_checkpointing_enable`, ...), or an
-assignment to an attribute of a parsed namespace (`training_args.x = ...`) or to `attn_implementation`.
-The rest (model code, data loading, utilities) yields nothing, so skipping it changes no fact. The
-screen is conservative: when in doubt a statement is kept, and when the stdlib parser and libcst do
-not see the same statements, there is no screen and the whole module is walked as before.
+A statement can hold a setting when its subtree holds anything an extractor reads: an import, an `@dataclass`
+class, a call the collector dispatches on (`add_argument`, `HfArgumentParser`, `*TrainingArguments`,
+`*Trainer`, `from_pretrained`, `gradient_checkpointing_enable`, ...), or an assignment to an attribute of a
+parsed namespace (`training_args.x = ...`), to `attn_implementation`, or of `True` to `gradient_checkpointing`.
+The rest (model code, data loading, utilities) yields nothing, so:
+- a function or class holding none of it (and not building an `eval_dataset` dict) is handed to libcst as a
+  bare `pass` on its first line and blank lines after, so that every other line keeps its number and text, and
+  every libcst position its value;
+- the collector walks only the statements that hold something, at every depth (the headers of the compound
+  statements around them included), so no fact changes.
+The screen is conservative: when in doubt a statement is kept, and when the stdlib parser and libcst do not see
+the same statements, the statement is walked whole as before.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import warnings
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.readers.python.argument_classes import HF_PARSERS
-from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, is_config_class
+from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
+from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.overrides import LORA_CONVERSION
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
@@ -45,42 +53,118 @@ DISPATCHED_CALLS = frozenset(
     }
 )
 ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"})
+# Every name `_dispatched` takes, as a word of the text (a superset: it may be no callee at all).
+DISPATCHED_NAME = re.compile(
+    r"\b(?:" + "|".join(re.escape(name) for name in sorted(DISPATCHED_CALLS | HF_PARSERS | set(OTHER_CALL_KEYWORDS)
+                                                           | TRL_CONFIGS)) + r")\b"
+    + r"|(?:Trainer|TrainingArguments)\b"
+    + r"|(?i:lora)"
+)
+# libcst's visit takes a few frames per nesting level: fewer characters than this cannot exhaust the stack.
+SHORT_STATEMENT_CHARS = 100
+EVAL_DATASET = re.compile(r"eval_dataset")
+NEWLINE = re.compile(r"\n")
+TAB_INDENT = re.compile(r"^[ \f]*\t", re.MULTILINE)
+
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)  # `except*` from Python 3.11
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The stdlib parser's view of a module. `text`: what libcst parses (the functions and classes that hold
+    nothing reduced to `pass`); `marked`: ids of the stdlib statements, at any depth, whose subtree holds
+    something; `eval_builders`: module-level functions that may return a dict with an `eval_dataset` entry;
+    `args_names`: the names bound from a parse call (as the collector's context computes them)."""
+
+    tree: ast.Module
+    text: str
+    marked: FrozenSet[int]
+    eval_builders: FrozenSet[str]
+    args_names: FrozenSet[str]
 
 
 @dataclass(frozen=True)
 class Screen:
     """Per top-level libcst statement: whether the collector must walk it, and the line its code starts
-    on (where libcst's position of the statement starts). `eval_builders`: module-level functions that
-    may return a dict with an `eval_dataset` entry."""
+    on (where libcst's position of the statement starts). `skip`: ids of the libcst statements below those
+    that hold nothing; `functions`: the module-level functions by name, None for those reduced to `pass`;
+    `anchors`: where each statement matched with the stdlib's starts (by id); `calling`: ids of the top-level
+    statements that may call something (a short line of simple statements without a call calls nothing)."""
 
     walk: Tuple[bool, ...]
     first_lines: Tuple[int, ...]
     eval_builders: FrozenSet[str]
+    skip: FrozenSet[int]
+    functions: Dict[str, Optional[cst.FunctionDef]]
+    anchors: Dict[int, Anchor]
+    calling: FrozenSet[int]
 
-    @property
-    def anything(self) -> bool:
-        return any(self.walk) or bool(self.eval_builders)
 
-
-def screen_module(text: str, module: cst.Module) -> Optional[Screen]:
-    """The screen of a parsed module, or None when the module must be walked whole."""
+def plan_module(text: str) -> Optional[Plan]:
+    """The plan for a module's text, or None when libcst must read the text as it is."""
     if "\r" in text.replace("\r\n", ""):
         return None  # a lone carriage return: libcst and the stdlib may count lines differently
     tree = _stdlib_tree(text)
     if tree is None:
         return None
-    groups = _match_statements(tree.body, module.body)
-    if groups is None:
-        return None
-    args_names = _parsed_names(tree) if "parse_" in text else frozenset()
-    walk = tuple(any(_holds_setting(statement, args_names) for statement in group) for group in groups)
-    first_lines = tuple(group[0].lineno for group in groups)
+    args_names = parsed_namespace_names(tree) if "parse_" in text else frozenset()
+    line_starts = [0] + [match.end() for match in NEWLINE.finditer(text)]
+    marked = _marked_statements(tree.body, args_names, _Occurrences(text, DISPATCHED_NAME, line_starts))
+    eval_entries = _Occurrences(text, EVAL_DATASET, line_starts)
     builders = frozenset(
         statement.name
         for statement in tree.body
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and _builds_eval_dict(statement)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and eval_entries.between(statement.lineno, statement.end_lineno or statement.lineno)
+        and _builds_eval_dict(statement)
     )
-    return Screen(walk, first_lines, builders)
+    kept = {id(statement) for statement in tree.body if getattr(statement, "name", None) in builders}
+    reduced = text
+    if not TAB_INDENT.search(text):  # libcst's tokenizer may reject tab indentation Python takes: let it see all
+        reduced = _reduced_text(text, _idle_definitions(tree.body, marked | kept))
+    return Plan(tree, reduced, marked, builders, args_names)
+
+
+def screen_module(plan: Plan, module: cst.Module) -> Optional[Screen]:
+    """The screen of the module libcst parsed from `plan.text`, or None when the module must be walked whole."""
+    groups = _match_statements(plan.tree.body, module.body)
+    if groups is None:
+        return None
+    marked = plan.marked
+    walk = tuple(any(id(statement) in marked for statement in group) for group, _ in groups)
+    first_lines = tuple(group[0].lineno for group, _ in groups)
+    functions: Dict[str, Optional[cst.FunctionDef]] = {}
+    for group, statement in groups:
+        if isinstance(group[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[group[0].name] = statement if isinstance(statement, cst.FunctionDef) else None
+    anchors = {id(statement): Anchor(line, "") for line, (_, statement) in zip(first_lines, groups)}
+    lines = plan.text.split("\n")
+    skip: Set[int] = set()
+    for (group, statement), walked in zip(groups, walk):
+        if walked:
+            _skip_idle(group, statement, marked, skip, lambda line, node: _set_anchor(anchors, lines, line, node))
+    calling = frozenset(
+        id(statement)
+        for group, statement in groups
+        if not isinstance(statement, cst.SimpleStatementLine)
+        or _long(lines, group)
+        or any(isinstance(node, ast.Call) for part in group for node in ast.walk(part))
+    )
+    return Screen(walk, first_lines, plan.eval_builders, frozenset(skip), functions, anchors, calling)
+
+
+def _long(lines: Sequence[str], group: Sequence[ast.stmt]) -> bool:
+    """A line of statements long enough to nest deeper than libcst can walk: it is walked as before, for libcst
+    to say so (a short one cannot)."""
+    last = group[-1].end_lineno or group[-1].lineno
+    return sum(len(line) + 1 for line in lines[group[0].lineno - 1 : last]) >= SHORT_STATEMENT_CHARS
+
+
+def _set_anchor(anchors: Dict[int, Anchor], lines: Sequence[str], line: int, statement: cst.CSTNode) -> None:
+    text = lines[line - 1]
+    anchors[id(statement)] = Anchor(line, text[: len(text) - len(text.lstrip(" \t\f"))])
 
 
 def _stdlib_tree(text: str) -> Optional[ast.Module]:
@@ -92,45 +176,86 @@ def _stdlib_tree(text: str) -> Optional[ast.Module]:
         return None
 
 
-def _match_statements(
-    stdlib: Sequence[ast.stmt], parsed: Sequence[cst.BaseStatement]
-) -> Optional[List[List[ast.stmt]]]:
-    """The stdlib statements of each libcst statement (`a = 1; b = 2` is one line of two)."""
-    groups: List[List[ast.stmt]] = []
-    index = 0
-    for statement in parsed:
-        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        group = list(stdlib[index : index + count])
-        if len(group) != count or not count:
-            return None
-        groups.append(group)
-        index += count
-    return groups if index == len(stdlib) else None
+# ------------------------------------------------ which statements hold something
+class _Occurrences:
+    """The lines a pattern occurs on: a statement none of whose lines holds a dispatched name holds no
+    dispatched call, and the stdlib tree below it need not be walked (walking it costs more than the parse)."""
+
+    def __init__(self, text: str, pattern: "re.Pattern[str]", line_starts: Sequence[int]):
+        self._lines = sorted({bisect_right(line_starts, match.start()) for match in pattern.finditer(text)})
+
+    def between(self, first: int, last: int) -> bool:
+        index = bisect_left(self._lines, first)
+        return index < len(self._lines) and self._lines[index] <= last
 
 
-def _parsed_names(tree: ast.Module) -> FrozenSet[str]:
-    """Every name bound from a parse call, anywhere (a superset of what the collector treats as a namespace)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            if _last_name(node.value.func) in PARSE_METHODS:
-                for target in node.targets:
-                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return frozenset(names)
+def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], calls: _Occurrences) -> FrozenSet[int]:
+    """Ids of the statements, at any depth, whose subtree holds something an extractor reads."""
+    marked: Set[int] = set()
+
+    def mark(statements: Sequence[ast.stmt]) -> bool:  # recursive by block only: Python nests at most 100
+        found = False
+        for statement in statements:
+            own, blocks = _statement_parts(statement)
+            hit = _holds_setting(statement, args_names)
+            if not hit and (blocks or calls.between(statement.lineno, statement.end_lineno or statement.lineno)):
+                hit = any(_holds_call(part) for part in own)  # a compound statement's header is short
+            for block in blocks:
+                hit = mark(block) or hit
+            if hit:
+                marked.add(id(statement))
+                found = True
+        return found
+
+    mark(body)
+    return frozenset(marked)
 
 
-def _holds_setting(statement: ast.stmt, args_names: FrozenSet[str]) -> bool:
-    for node in ast.walk(statement):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            return True
-        if isinstance(node, ast.Call) and _dispatched(_last_name(node.func)):
-            return True
-        if isinstance(node, ast.ClassDef) and any(_is_dataclass(d) for d in node.decorator_list):
-            return True
-        if isinstance(node, ast.Assign) and any(_overrides(target, args_names, True) for target in node.targets):
-            return True
-        if isinstance(node, ast.AugAssign) and _overrides(node.target, args_names, False):
-            return True
+def _statement_parts(statement: ast.stmt) -> Tuple[List[ast.AST], List[Sequence[ast.stmt]]]:
+    """A statement's own expressions (a compound statement's header), and its blocks of statements."""
+    own: List[ast.AST] = []
+    blocks: List[Sequence[ast.stmt]] = []
+    for _, value in ast.iter_fields(statement):
+        if isinstance(value, ast.AST):
+            own.append(value)
+        elif isinstance(value, list) and value:
+            if isinstance(value[0], ast.stmt):
+                blocks.append(value)
+            elif isinstance(value[0], (ast.excepthandler, ast.match_case)):
+                for part in value:
+                    own.extend(child for name, child in ast.iter_fields(part) if name != "body"
+                               and isinstance(child, ast.AST))
+                    blocks.append(part.body)
+            else:
+                own.extend(child for child in value if isinstance(child, ast.AST))
+    return own, blocks
+
+
+def _holds_call(expression: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Call) and _dispatched(_last_name(node.func)) for node in ast.walk(expression)
+    )
+
+
+def _all_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for block in reversed(_statement_parts(statement)[1]):
+            stack.extend(reversed(block))
+
+
+def _holds_setting(node: ast.stmt, args_names: FrozenSet[str]) -> bool:
+    """What a statement itself holds (the calls in it aside)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(node, ast.ClassDef):
+        return any(_is_dataclass(d) for d in node.decorator_list)
+    if isinstance(node, ast.Assign):
+        return any(_overrides(target, node.value, args_names, True) for target in node.targets)
+    if isinstance(node, ast.AugAssign):
+        return _overrides(node.target, None, args_names, False)
     return False
 
 
@@ -152,10 +277,14 @@ def _is_dataclass(decorator: ast.expr) -> bool:
     return _last_name(target) == "dataclass"
 
 
-def _overrides(target: ast.expr, args_names: FrozenSet[str], attention_too: bool) -> bool:
+def _overrides(target: ast.expr, value: Optional[ast.expr], args_names: FrozenSet[str], assigned: bool) -> bool:
+    """An assignment the collector records: to an argument namespace's attribute, to an attention kernel, or
+    `True` to a module's `gradient_checkpointing` (model code sets it False in every `__init__`)."""
     if not isinstance(target, ast.Attribute):
         return False
-    if attention_too and (target.attr in ATTENTION_ATTRIBUTES or target.attr == "gradient_checkpointing"):
+    if assigned and target.attr in ATTENTION_ATTRIBUTES:
+        return True
+    if assigned and target.attr == "gradient_checkpointing" and isinstance(value, ast.Constant) and value.value is True:
         return True
     owner = target.value
     return isinstance(owner, ast.Name) and (owner.id in args_names or bool(CONVENTIONAL_ARGS_NAME.match(owner.id)))
@@ -178,3 +307,148 @@ def _last_name(node: ast.expr) -> Optional[str]:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
+
+
+def parsed_namespace_names(tree: ast.Module) -> FrozenSet[str]:
+    """Names bound from a parse call anywhere: `args = parser.parse_args()`, `args, rest = ...parse_known_args()`
+    (the first only), `model_args, data_args, training_args = parser.parse_args_into_dataclasses()`."""
+    names: Set[str] = set()
+    for node in _all_statements(tree.body):
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        method = _last_name(node.value.func)
+        if method not in PARSE_METHODS:
+            continue
+        for target in node.targets:
+            names.update(_bound_names(target, first_only=(method == "parse_known_args")))
+    return frozenset(names)
+
+
+def _bound_names(target: ast.expr, first_only: bool) -> List[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
+        if first_only:
+            elements = elements[:1]
+        return [element.id for element in elements if isinstance(element, ast.Name)]
+    return []
+
+
+# ------------------------------------------------ functions and classes libcst need not read
+def _idle_definitions(body: Sequence[ast.stmt], keep: FrozenSet[int]) -> List[ast.stmt]:
+    """The outermost functions and classes that hold nothing (nor build an eval dict), at any depth: the
+    collector never walks them, and the bindings it looks up in a scope never come from inside them."""
+    idle: List[ast.stmt] = []
+    stack = list(body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, DEFINITIONS) and id(statement) not in keep:
+            idle.append(statement)
+            continue
+        for _, statements in _stdlib_suites(statement):
+            stack.extend(statements)
+    return idle
+
+
+def _reduced_text(text: str, idle: Iterable[ast.stmt]) -> str:
+    """The text with each idle definition reduced to `pass` on its first line and blank lines to its last."""
+    lines = text.split("\n")
+    for definition in idle:
+        first = min([definition.lineno] + [decorator.lineno for decorator in definition.decorator_list])
+        last = definition.end_lineno or definition.lineno
+        opening = lines[first - 1]
+        code = opening.lstrip(" \t\f")
+        if not code.startswith("@" if definition.decorator_list else ("def", "async", "class")):
+            continue  # a decorator written across lines: keep the definition as it is
+        lines[first - 1] = opening[: len(opening) - len(code)] + "pass" + ("\r" if opening.endswith("\r") else "")
+        for index in range(first, last):
+            lines[index] = "\r" if lines[index].endswith("\r") else ""
+    return "\n".join(lines)
+
+
+# ------------------------------------------------ the stdlib statements of each libcst statement
+def _match_statements(
+    stdlib: Sequence[ast.stmt], parsed: Sequence[cst.BaseStatement]
+) -> Optional[List[Tuple[List[ast.stmt], cst.BaseStatement]]]:
+    """The stdlib statements of each libcst statement (`a = 1; b = 2` is one line of two)."""
+    groups: List[Tuple[List[ast.stmt], cst.BaseStatement]] = []
+    index = 0
+    for statement in parsed:
+        count = len(statement.body) if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else 1
+        group = list(stdlib[index : index + count])
+        if len(group) != count or not count:
+            return None
+        groups.append((group, statement))
+        index += count
+    return groups if index == len(stdlib) else None
+
+
+def _skip_idle(
+    group: List[ast.stmt],
+    statement: cst.BaseStatement,
+    marked: FrozenSet[int],
+    skip: Set[int],
+    anchor: Callable[[int, cst.CSTNode], None],
+) -> None:
+    """Adds to `skip` the libcst statements below a walked one that hold nothing, and anchors every statement
+    it matches with the stdlib's."""
+    stack = [(group, statement, True)]
+    while stack:
+        group, statement, anchored = stack.pop()
+        # `if x: y()` starts after the colon; an `elif` renders as `if` alone
+        if anchored and not isinstance(statement, cst.SimpleStatementSuite):
+            anchor(group[0].lineno, statement)
+        if not any(id(part) in marked for part in group):
+            skip.add(id(statement))
+            continue
+        if len(group) != 1 or not isinstance(statement, cst.BaseCompoundStatement):
+            continue
+        suites = _stdlib_suites(group[0])
+        parsed = _parsed_suites(statement)
+        if parsed is None or len(suites) != len(parsed):
+            continue  # not the same shape: walked whole
+        for (kind, stdlib), (parsed_kind, statements) in zip(suites, parsed):
+            matched = _match_statements(stdlib, statements) if kind == parsed_kind else None
+            if matched is not None:
+                elif_branch = bool(statements) and isinstance(statement, cst.If) and statement.orelse is statements[0]
+                stack.extend((part, child, not elif_branch) for part, child in matched)
+
+
+def _stdlib_suites(statement: ast.stmt) -> List[Tuple[str, List[ast.stmt]]]:
+    suites = [("body", list(getattr(statement, "body", ())))] if hasattr(statement, "body") else []
+    for handler in getattr(statement, "handlers", ()):
+        suites.append(("handler", list(handler.body)))
+    for case in getattr(statement, "cases", ()):
+        suites.append(("case", list(case.body)))
+    if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While) + TRIES):
+        suites.append(("orelse", list(statement.orelse)))  # type: ignore[attr-defined]
+    if isinstance(statement, TRIES):
+        suites.append(("finally", list(statement.finalbody)))  # type: ignore[attr-defined]
+    return suites
+
+
+def _parsed_suites(statement: cst.BaseCompoundStatement) -> Optional[List[Tuple[str, Sequence[cst.BaseStatement]]]]:
+    suites: List[Tuple[str, Sequence[cst.BaseStatement]]] = []
+    if isinstance(statement, cst.Match):
+        return [("case", _block(case.body)) for case in statement.cases]
+    suites.append(("body", _block(statement.body)))
+    for handler in getattr(statement, "handlers", ()):
+        suites.append(("handler", _block(handler.body)))
+    if isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar)):
+        orelse = statement.orelse
+        if orelse is None:
+            suites.append(("orelse", ()))
+        elif isinstance(orelse, cst.If):
+            suites.append(("orelse", (orelse,)))
+        else:
+            suites.append(("orelse", _block(orelse.body)))
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        suites.append(("finally", () if statement.finalbody is None else _block(statement.finalbody.body)))
+    return suites
+
+
+def _block(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    if isinstance(suite, cst.IndentedBlock):
+        return suite.body
+    return (suite,)  # type: ignore[return-value]  # `if x: a; b`: one line of simple statements
