@@ -31,8 +31,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 # --- the tree ------------------------------------------------------------------------------------
 
 def safe_resolve(path: PathLike) -> Path:
-    """As trainlint.readers.source.safe_resolve (whose module imports the reader facts, slow for a check
-    answered from the result cache): absolute, links followed; the absolute path on a loop."""
+    """`path` absolute with its links followed; the absolute path as written on a link loop or an
+    unreadable folder. The one implementation: readers.source.safe_resolve remembers its answers per scan,
+    and this module stays free of the reader facts so a check answered from the result cache stays light."""
     try:
         return Path(path).resolve()
     except (OSError, RuntimeError):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
+from trainlint.inputs import safe_resolve as resolve_once_uncached
 from trainlint.readers.facts import ConfigFile
 
 MAX_BYTES = 8 * 1024 * 1024
@@ -100,14 +101,7 @@ def safe_resolve(path: Union[str, Path]) -> Path:
     """`path` made absolute with its symbolic links followed; a link loop (which makes
     `Path.resolve` raise on some Python versions) or an unreadable folder gives the absolute path
     as written instead of an exception."""
-    return _remembered("resolve", path, _safe_resolve)
-
-
-def _safe_resolve(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.abspath(path))
+    return _remembered("resolve", path, resolve_once_uncached)
 
 
 def display_path(path: Union[str, Path]) -> str:
