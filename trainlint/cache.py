@@ -18,7 +18,7 @@ import os
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Optional, Tuple, TypeVar
 
 from trainlint import __version__
 from trainlint.atomic_write import write_atomically
@@ -188,16 +188,22 @@ def _builders() -> Mapping[str, Callable[[list], Any]]:
     return builders
 
 
-def code_fingerprint() -> str:
-    """trainlint's version and the source of the modules whose output is cached: a development
-    checkout whose readers change does not read the entries of its former self. Taken once per
-    process (a worker builds a FactCache per file): the code running is the code imported then."""
-    package = Path(__file__).parent
+def fingerprint(files: Iterable[Path], package: Path) -> str:
+    """trainlint's version and the name and bytes of each of `files` (inside `package`), in order."""
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted([package / "core.py", *(package / "readers").rglob("*.py")]):
+    for path in files:
         digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The source of the modules whose output is cached: a development checkout whose readers change
+    does not read the entries of its former self. Taken once per process (a worker builds a FactCache
+    per file): the code running is the code imported then."""
+    package = Path(__file__).parent
+    return fingerprint(sorted([package / "core.py", *(package / "readers").rglob("*.py")]), package)[:16]
 
 
 class FactCache:

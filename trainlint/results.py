@@ -22,12 +22,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
-from trainlint import __version__
 from trainlint.atomic_write import write_atomically
-from trainlint.cache import prepare_folder
+from trainlint.cache import fingerprint, prepare_folder
 from trainlint.inputs import InputLog, folder_state, path_state, tree_digest
 
 RESULT_FORMAT = 1
@@ -68,14 +68,12 @@ def _state_of(key: str, cache_folder: Path) -> Optional[str]:
     return None  # a key this version does not write: never equal
 
 
+@lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """trainlint's version and every byte of its code and packaged data: any change of a rule, a
     reader or a reporter is another key."""
-    digest = hashlib.sha256(__version__.encode())
-    for path in sorted(p for p in _PACKAGE.rglob("*") if p.suffix in (".py", ".csv", ".json", ".toml")):
-        digest.update(path.relative_to(_PACKAGE).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return fingerprint(sorted(p for p in _PACKAGE.rglob("*") if p.suffix in (".py", ".csv", ".json", ".toml")),
+                       _PACKAGE)
 
 
 def environment() -> Dict[str, Optional[str]]:
