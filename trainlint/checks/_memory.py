@@ -28,6 +28,7 @@ from trainlint.memory import (
     longest_fitting_sequence,
     resolve_model,
 )
+from trainlint.resolution.frameworks.memory_features import MODEL_PARALLEL, OUT_OF_SCOPE
 
 # The estimate's median error on published measurements is about 6%; a peak within this share of
 # the capacity is too close to call, and a false alarm costs more than a miss.
@@ -56,10 +57,10 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
             return knob
     if run.known(K.FINETUNING_TYPE) == "freeze":
         return "finetuning_type freeze"
-    out_of_scope = run.known("memory_out_of_scope")  # set by a framework that knows why
+    out_of_scope = run.known(OUT_OF_SCOPE)  # set by a framework that knows why
     if isinstance(out_of_scope, str) and out_of_scope:
         return out_of_scope
-    degree = run.known("model_parallel_degree")
+    degree = run.known(MODEL_PARALLEL)
     if isinstance(degree, int) and degree > 1:
         return "tensor/pipeline parallelism"  # Megatron splits the model itself: out of the model's scope
     return None

@@ -17,6 +17,15 @@ from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec
 from trainlint.memory.gpus import Gpu
 from trainlint.resolution.evaluation import evaluation_runs
+from trainlint.resolution.frameworks.memory_features import (  # the knobs frameworks derive (docs/memory-model.md §17)
+    ACTIVATION_OFFLOAD,
+    FUSED_LOSS,
+    IN_PLACE_LOSS,
+    MODEL_PARALLEL,
+    OUT_OF_SCOPE,
+    SEQUENCE_PARALLEL,
+    TILED_MLP,
+)
 
 # docs/memory-model.md §2: the defaults assumed when a setting cannot be read.
 DEFAULT_SEQ = 2048
@@ -33,16 +42,6 @@ XCOMPOSER_ROW_SEPARATOR_TOKENS = 20
 # Optimizer variants whose smaller states the model does not know: AdamW's are counted instead.
 UNMODELLED_OPTIMIZER_KNOBS = (K.USE_GALORE, K.USE_APOLLO, K.USE_BADAM)
 
-# The notes the resolution gives a ZeRO stage of 0 that means "no DeepSpeed engine at all" (plain DDP),
-# as opposed to a DeepSpeed config at stage 0 (which keeps fp32 master weights and gradients).
-
-# Knobs the frameworks derive for memory features (trainlint/resolution/frameworks, docs/memory-model.md §17).
-SEQUENCE_PARALLEL_KNOB = "sequence_parallel_degree"  # GPUs one sequence is split over (Ulysses, ring, CP)
-FUSED_LOSS_KNOB = "fused_linear_cross_entropy"  # Liger FLCE / cut cross-entropy: no full logits tensor
-IN_PLACE_LOSS_KNOB = "in_place_cross_entropy"  # unsloth: the 16-bit logits only, gradient written in place
-ACTIVATION_OFFLOAD_KNOB = "activation_offloading"  # checkpointed layer inputs kept on the CPU
-TILED_MLP_KNOB = "tiled_mlp"  # the MLP runs over tiles of the sequence (ALST)
-FSDP_KNOB = "fsdp_sharding"  # set by the FSDP derivation: the states are sharded by FSDP, not DeepSpeed
 
 
 class Attention(str, Enum):
@@ -131,7 +130,7 @@ def _sharded_by_fsdp(run: TrainingRun) -> bool:
 
 
 def _sequence_parallel(knobs: KnobReader, notes: EstimateNotes) -> int:
-    degree = knobs.int(SEQUENCE_PARALLEL_KNOB)
+    degree = knobs.int(SEQUENCE_PARALLEL)
     if degree is None or degree <= 1:
         return 1
     notes.note(f"sequence parallelism over {degree} GPUs: each holds 1/{degree} of a sequence's activations")
@@ -242,12 +241,12 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         vision_builtin=bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER)),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
-        fused_loss=_switch(knobs, FUSED_LOSS_KNOB, notes, "fused linear cross-entropy: no full logits tensor"),
-        in_place_loss=_switch(knobs, IN_PLACE_LOSS_KNOB, notes,
+        fused_loss=_switch(knobs, FUSED_LOSS, notes, "fused linear cross-entropy: no full logits tensor"),
+        in_place_loss=_switch(knobs, IN_PLACE_LOSS, notes,
                               "cross-entropy on the 16-bit logits, gradient written in place: no fp32 copy"),
-        activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD_KNOB, notes,
+        activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
-        tiled_mlp=_switch(knobs, TILED_MLP_KNOB, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
+        tiled_mlp=_switch(knobs, TILED_MLP, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
         gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
     )
 
@@ -431,11 +430,11 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
                        f"(AdamW's are counted, an upper bound)")
     if knobs.str(K.FINETUNING_TYPE) == "freeze":
         notes.note("freeze tuning: all parameters counted as trainable (an upper bound)")
-    out_of_scope = knobs.get("memory_out_of_scope")
+    out_of_scope = knobs.get(OUT_OF_SCOPE)
     if isinstance(out_of_scope, str) and out_of_scope:
         notes.note(f"{out_of_scope}: out of the memory model's scope, so the figures are an upper bound and no "
                    f"memory rule judges this job")
-    degree = knobs.int("model_parallel_degree")
+    degree = knobs.int(MODEL_PARALLEL)
     if degree is not None and degree > 1:
         notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
                    f"the whole model's states (an upper bound; no memory rule judges this job)")
