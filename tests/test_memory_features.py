@@ -242,3 +242,32 @@ def test_llamafactory_lora_rank_defaults_to_8(tmp_path):
     _, estimate = _llamafactory_estimate(tmp_path)
     assert any("LoRA r=8" in note for note in estimate.assumptions)
     assert not any("LoRA rank unknown" in text for text in estimate.unknowns)
+
+
+def _write(folder: Path, files) -> None:
+    for name, text in files.items():
+        (folder / name).write_text(text)
+
+
+_ZERO3 = '{"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}}'
+
+
+def test_sharded_job_of_unstated_gpu_count_is_judged_on_what_every_gpu_keeps(tmp_path):
+    # `deepspeed train.py` starts one process per visible GPU: the count is not in the files. Under ZeRO-2
+    # every GPU still holds all 16-bit weights of a 13B model, more than a 24 GB card whatever the count.
+    _write(tmp_path, job("--deepspeed zero2.json\n--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n"
+                         "--per_device_train_batch_size 1\n--model_max_length 2048", launcher="deepspeed",
+                         extra={"zero2.json": ZERO2}))
+    result = lint([tmp_path], make_target(gpu="rtx4090"))
+    states = [f for f in result.findings if f.code == "TL108"]
+    assert len(states) == 1 and states[0].severity == Severity.WARNING
+    assert "any number of GPUs" in states[0].message
+
+
+def test_sharded_job_of_unstated_gpu_count_that_some_count_fits_is_left_alone(tmp_path):
+    # The same 13B model under ZeRO-3 fits 80 GB cards once spread over enough of them: no verdict.
+    _write(tmp_path, job("--deepspeed zero3.json\n--model_name_or_path lmsys/vicuna-13b-v1.5\n--bf16 True\n"
+                         "--per_device_train_batch_size 1\n--model_max_length 2048\n--gradient_checkpointing True",
+                         launcher="deepspeed", extra={"zero3.json": _ZERO3}))
+    result = lint([tmp_path], make_target(gpu="a100-80gb"))
+    assert not [f for f in result.findings if f.code in ("TL101", "TL106", "TL108", "TL111")]
