@@ -20,7 +20,8 @@ recipe or launcher verbatim. A row is *grounded* when it states what a
 verdict needs (model, micro-batch, sequence length, sharding, and the GPU count when it shards);
 the score is printed for all rows and for the grounded ones.
 
-Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2]`.
+Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2] [--keep FOLDER]`;
+`--keep` also writes each row's job under FOLDER/ID, to run `trainlint estimate` on it.
 """
 from __future__ import annotations
 
@@ -443,9 +444,19 @@ def main(argv: Sequence[str]) -> None:
         at = args.index("--ids")
         only = set(args[at + 1].split(","))
         del args[at:at + 2]
+    keep: Optional[Path] = None
+    if "--keep" in args:
+        at = args.index("--keep")
+        keep = Path(args[at + 1])
+        del args[at:at + 2]
     rows = load_rows(Path(args[0]) if args else DEFAULT_CSV)
     if only is not None:
         rows = [row for row in rows if row["id"] in only]
+    if keep is not None:
+        recipes = load_recipes()
+        for row in rows:
+            (keep / row["id"]).mkdir(parents=True, exist_ok=True)
+            write_job(with_recipe(row, recipes), keep / row["id"])
     print_results(score(rows))
 
 
