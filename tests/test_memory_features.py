@@ -5,6 +5,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from trainlint.checks._examples import ZERO2, job
 from trainlint.core import Severity
 from trainlint.linter import lint, make_target
@@ -49,6 +51,19 @@ def test_without_context_parallelism_the_same_length_overflows(tmp_path):
     shutil.copy(SAMPLES / "zero3.json", tmp_path / "zero3.json")
     result = lint([tmp_path], make_target(gpu="a100-80gb", num_gpus=8))
     assert {f.code for f in result.findings} & {"TL102", "TL106", "TL111"}
+
+
+@pytest.mark.parametrize("packing, severity", [("", Severity.WARNING), ("sample_packing: true\n", Severity.ERROR)])
+def test_axolotl_sample_packing_makes_a_long_sequence_overflow_certain(tmp_path, packing, severity):
+    text = (SAMPLES / "axolotl_long_context.yaml").read_text()
+    for line in ("context_parallel_size: 8\n", "tiled_mlp: true\n", "gradient_checkpointing: offload\n",
+                 "  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n", "plugins:\n"):
+        text = text.replace(line, "")
+    (tmp_path / "recipe.yaml").write_text(text + "gradient_checkpointing: true\n" + packing)
+    shutil.copy(SAMPLES / "zero3.json", tmp_path / "zero3.json")
+    result = lint([tmp_path], make_target(gpu="a100-80gb", num_gpus=8))
+    (finding,) = [f for f in result.findings if f.code == "TL106"]
+    assert finding.severity == severity
 
 
 def test_megatron_parallelism_is_out_of_scope_and_says_so(tmp_path):
@@ -179,15 +194,51 @@ def _long_sequence_findings(folder: Path, length: int):
     return [f for f in result.findings if f.code == "TL106"]
 
 
-def test_a_length_limit_only_the_longest_samples_overflow_is_a_warning(tmp_path):
-    # Without checkpointing about 6k tokens fit: at an 8k limit only samples in its upper quarter overflow,
-    # which the data may not hold; at a 32k limit most of the range overflows.
-    (near,) = _long_sequence_findings(tmp_path, 8192)
-    assert near.severity == Severity.WARNING
-    far_folder = tmp_path / "far"
-    far_folder.mkdir()
-    (far,) = _long_sequence_findings(far_folder, 32768)
-    assert far.severity == Severity.ERROR and "a sample at the 32768-token limit" in far.message
+def test_an_overflow_only_long_rows_cause_is_a_warning_whatever_the_limit(tmp_path):
+    # Without checkpointing about 6k tokens fit. Rows are padded to the longest sample of their batch, so an
+    # 8k or a 32k limit overflows only when the data holds samples that long: a risk, not a certainty.
+    for length in (8192, 32768):
+        folder = tmp_path / str(length)
+        folder.mkdir()
+        (finding,) = _long_sequence_findings(folder, length)
+        assert finding.severity == Severity.WARNING, length
+        assert f"a sample at the {length}-token limit" in finding.message
+        assert "only batches holding a longer sample overflow" in finding.message
+
+
+def test_packing_flag_of_the_entry_script_makes_a_sequence_overflow_certain(tmp_path):
+    flags = ("--deepspeed zero2.json\n--model_name_or_path lmsys/vicuna-7b-v1.5\n--bf16 True\n"
+             "--per_device_train_batch_size 1\n--gradient_checkpointing False\n--model_max_length 32768\n"
+             "--packing True\n")
+    for name, text in job(flags, extra={"zero2.json": ZERO2}).items():
+        if name == "train.py":  # an SFT script whose arguments include TRL's `packing`
+            text = text.replace("    model_max_length: int", "    packing: bool = field(default=False)\n"
+                                "    model_max_length: int")
+        (tmp_path / name).write_text(text)
+    result = lint([tmp_path], make_target(gpu="a100-80gb", num_gpus=8))
+    (finding,) = [f for f in result.findings if f.code == "TL106"]
+    assert finding.severity == Severity.ERROR
+    assert not [f for f in result.findings if f.code == "TL305"]
+
+
+def _packing_findings(folder: Path, stage: str, extra: str):
+    (folder / "sft.yaml").write_text(LONG_QLORA_RECIPE.format(stage=stage, extra=extra).replace("65536", "131072"))
+    (folder / "train.sh").write_text("#!/bin/bash\nllamafactory-cli train sft.yaml\n")
+    result = lint([folder], make_target(gpu="a100-80gb", num_gpus=1))
+    return [f for f in result.findings if f.code == "TL106"]
+
+
+@pytest.mark.parametrize("stage, extra, severity", [
+    ("sft", "", Severity.WARNING),
+    ("sft", "packing: true\n", Severity.ERROR),
+    ("sft", "neat_packing: true\n", Severity.ERROR),
+    ("pt", "", Severity.ERROR),  # LLaMA-Factory packs pre-training data unless told otherwise
+    ("pt", "packing: false\n", Severity.WARNING),
+])
+def test_packed_rows_make_a_sequence_overflow_certain(tmp_path, stage, extra, severity):
+    (finding,) = _packing_findings(tmp_path, stage, extra)
+    assert finding.severity == severity
+    assert ("only batches holding a longer sample overflow" in finding.message) == (severity == Severity.WARNING)
 
 
 LONG_QLORA_RECIPE = """\

@@ -73,6 +73,7 @@ class K(str, Enum):
     FREEZE_BACKBONE = "freeze_backbone"
     AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
     USE_GALORE = "use_galore"
+    PACKING = "packing"
     USE_APOLLO = "use_apollo"
     USE_BADAM = "use_badam"
     PREDICTION_LOSS_ONLY = "prediction_loss_only"
@@ -352,6 +353,10 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("auto_find_batch_size",)},
         False,
     ),
+    # Samples packed into rows filled to the length limit (TRL's and LLaMA-Factory's `packing`, axolotl's
+    # `sample_packing`): every row is as long as the limit, whatever the data.
+    Knob(K.PACKING, bool, "samples packed into rows of the length limit",
+         {ARGS: ("packing", "neat_packing"), AXOLOTL: ("sample_packing",)}),
     Knob(K.USE_GALORE, bool, "GaLore low-rank optimizer states", {ARGS: ("use_galore",)}),
     Knob(K.USE_APOLLO, bool, "APOLLO optimizer", {ARGS: ("use_apollo",)}),
     Knob(K.USE_BADAM, bool, "BAdam block-wise optimizer", {ARGS: ("use_badam",)}),
@@ -526,6 +531,8 @@ HF_BOOL_FIELDS = frozenset(
         "use_flash_attn",
         "flash_attn",
         "eval_on_start",
+        "packing",
+        "neat_packing",
     }
 )
 

@@ -178,3 +178,24 @@ def fitting_length(run: TrainingRun, gpu: Gpu, batch: int, limit: int) -> Option
     """The longest sequence (a multiple of 256 where possible) below `limit` at which a micro-batch of
     `batch` fits its training step, or None when not even the shortest proposed length does."""
     return longest_fitting_sequence(run, gpu, batch, limit, overrides=_TRAINING_STEP)
+
+
+# How a data-dependent verdict says so (with the longest row that fits).
+LONG_ROWS_NOTE = ("rows up to about {fits} tokens fit: rows are padded to the longest sample of their batch, so only "
+                  "batches holding a longer sample overflow (packing would make every row that long)")
+
+
+def rows_fill_the_limit(run: TrainingRun) -> bool:
+    """Packing fills every row to the length limit: how long the samples are no longer matters."""
+    return run.known(K.PACKING) is True
+
+
+def data_dependent_length(run: TrainingRun, gpu: Gpu, batch: int, current: JobMemoryEstimate) -> Optional[int]:
+    """When an overflow happens only if rows are long: the longest row (below the limit) at which a micro-batch
+    of `batch` fits. Rows are padded to the longest sample of their batch, so whether any batch is that long is
+    a property of the data, which trainlint does not read; such a verdict is a warning. None when the overflow
+    does not depend on the data: packing fills every row to the limit, or no shorter row fits either."""
+    limit = current.sequence_tokens
+    if not limit or rows_fill_the_limit(run):
+        return None
+    return fitting_length(run, gpu, batch, limit)

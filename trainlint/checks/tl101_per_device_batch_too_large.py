@@ -5,9 +5,10 @@ from typing import Iterable, List, Optional
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
+    LONG_ROWS_NOTE,
     assumption_note,
+    data_dependent_length,
     fitting_batch,
-    fitting_length,
     grounded,
     on_gpu,
     over_capacity,
@@ -48,7 +49,9 @@ class PerDeviceBatchTooLarge(Rule):
     micro-batch is already 1 or the model states alone exceed the GPU (TL106 and TL108 say what else
     is too large), and when the model, the micro-batch, the sequence length, the ZeRO stage or (under
     ZeRO) the world size cannot be read. It judges the training step; the eval pass has rules of its
-    own (TL103, TL107).
+    own (TL103, TL107). An overflow that a shorter row avoids is a warning: collators pad a batch to its
+    longest sample, so whether any batch is that long depends on the data; with packing (`packing`,
+    axolotl's `sample_packing`) every row is as long as the limit, and the verdict is an error.
 
     ## Why is this bad
     The job runs out of memory at the first step, after the model has loaded and the data has been
@@ -128,14 +131,11 @@ class PerDeviceBatchTooLarge(Rule):
         else:
             message += "; even a micro-batch of 1 does not fit"
         message += "; `trainlint estimate` shows the port plan (the fastest combination of changes that fits)"
-        limit = current.sequence_tokens
-        short_enough = fitting_length(run, ctx.gpu, batch, limit) if limit else None
-        if short_enough is not None:
-            message += f"; at this batch, samples up to about {short_enough} tokens fit"
         severity = verdict_severity(ctx, self.severity, run)
-        if short_enough is not None and short_enough * 2 >= limit:
-            # Only batches of the longest samples overflow: a risk of the data, not a certainty.
-            severity = Severity.WARNING
+        short_enough = data_dependent_length(run, ctx.gpu, batch, current)
+        if short_enough is not None:
+            message += f"; at this batch, {LONG_ROWS_NOTE.format(fits=short_enough)}"
+            severity = Severity.WARNING  # a risk of the data, not a certainty
         related: List[Related] = []
         accum_setting = run.setting(K.GRADIENT_ACCUMULATION_STEPS)
         if accum_setting is not None and accum_setting.origin is not None:

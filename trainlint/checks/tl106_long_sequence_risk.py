@@ -4,7 +4,9 @@ from typing import Iterable
 
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
+    LONG_ROWS_NOTE,
     assumption_note,
+    data_dependent_length,
     fitting_length,
     grounded,
     on_gpu,
@@ -33,6 +35,9 @@ class LongSequenceRisk(Rule):
     Reports a sequence length (text plus image tokens) whose activations and logits alone do not
     fit the GPU even at a micro-batch of 1, and says which length would. It stays quiet when the
     estimate is not grounded (see TL101) or when model states, not the sequence, fill the GPU (TL108).
+    An overflow that a shorter row avoids is a warning: collators pad a batch to its longest sample, so
+    whether any batch is that long depends on the data. With packing (`packing`, `neat_packing`, axolotl's
+    `sample_packing`) every row is as long as the limit, and the verdict is an error.
 
     ## Why is this bad
     Lowering the micro-batch cannot help below 1: activations, the fp32 logits of every token and
@@ -85,8 +90,7 @@ class LongSequenceRisk(Rule):
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
         severity = verdict_severity(ctx, self.severity, run)
-        if fitting is not None and fitting * 2 >= length:
-            # Only samples in the upper half of the limit overflow: whether the data holds any is a risk of
-            # the data, not a certainty (TL101 judges a batch of long samples the same way).
-            severity = Severity.WARNING
+        if data_dependent_length(run, ctx.gpu, 1, single) is not None:
+            message += f" ({LONG_ROWS_NOTE.format(fits=fitting)})"
+            severity = Severity.WARNING  # a risk of the data, not a certainty
         yield self.finding(run, message, severity=severity, at=run.setting(K.MAX_SEQ_LENGTH), fix=fix)

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from typing import Iterable, List
 
+from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks._memory import (
+    LONG_ROWS_NOTE,
     assumption_note,
+    data_dependent_length,
     grounded,
     on_gpu,
     over_capacity,
@@ -57,6 +60,9 @@ class JobExceedsGpu(Rule):
     It needs the same grounding as the other memory rules: a known model, micro-batch and sequence
     length, and under sharding the ZeRO stage and world size. A verdict that rests on a GPU or world
     size the user did not state is a warning.
+    An overflow that a shorter row avoids is a warning: collators pad a batch to its longest sample, so
+    whether any batch is that long depends on the data. With packing (`packing`, `neat_packing`, axolotl's
+    `sample_packing`) every row is as long as the limit, and the verdict is an error.
 
     ## Why is this bad
     The job cannot start training on this hardware whatever its data: the optimizer step or the
@@ -100,11 +106,16 @@ class JobExceedsGpu(Rule):
         remedies = _remedies(run, ctx)
         message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
         fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
+        severity = verdict_severity(ctx, self.severity, run)
+        short_enough = data_dependent_length(run, ctx.gpu, known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) or 1,
+                                             current)
+        if short_enough is not None:
+            message += f"; {LONG_ROWS_NOTE.format(fits=short_enough)}"
+            severity = Severity.WARNING  # a risk of the data, not a certainty
         # No one setting explains a whole-step overflow: the finding sits on the model, whose size the
         # terms follow, not on a batch that may already be 1.
-        yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
-                           at=run.setting(K.MODEL_NAME_OR_PATH) or run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE),
-                           fix=fix)
+        yield self.finding(run, message, severity=severity,
+                           at=run.setting(K.MODEL_NAME_OR_PATH) or run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE), fix=fix)
 
     @staticmethod
     def _owned(run: TrainingRun, ctx: CheckContext) -> bool:

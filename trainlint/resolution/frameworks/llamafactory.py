@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping
+from typing import Mapping, Optional
 
 from trainlint.core import Launcher, Setting, SourceKind
 from trainlint.knobs import ARGS, K, coerce
@@ -44,6 +44,16 @@ def _unsloth(written: Mapping[str, Setting], candidates: Candidates, model_compu
         add_switch(candidates, ACTIVATION_OFFLOAD, written["use_unsloth_gc"], "use_unsloth_gc")
 
 
+def _packing(written: Mapping[str, Setting], candidates: Candidates, stage: Optional[Setting]) -> None:
+    """`packing` left unset is on for pre-training only (DataArguments.packing, src/llamafactory/hparams/
+    data_args.py); `neat_packing` implies it."""
+    if "packing" in written or "neat_packing" in written:
+        return
+    if stage is not None and str(stage.value).strip().lower() == "pt":
+        candidates.add(K.PACKING, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
+                                          note="LLaMA-Factory default for stage pt"))
+
+
 def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
     """LLaMA-Factory keys that change what a GPU holds (docs/memory-model.md §17)."""
     liger = written.get("enable_liger_kernel")
@@ -52,6 +62,7 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
     if is_on(liger) and model_computes_loss:
         add_switch(candidates, FUSED_LOSS, liger, "enable_liger_kernel (fused linear cross-entropy)")
     _unsloth(written, candidates, model_computes_loss)
+    _packing(written, candidates, stage)
     add_degree(candidates, SEQUENCE_PARALLEL, written, ("sequence_parallel_size",))
     degrees = [whole(written.get(key)) for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size")]
     product = 1
