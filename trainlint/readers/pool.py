@@ -38,17 +38,45 @@ def default_processes() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+class ReadingPool:
+    """Worker processes that read files for the whole of a cold scan. A scan reads in waves (launchers,
+    then the entry scripts they run, then the modules those import); the workers start once, at the
+    first wave large enough to share, and each imports its parsers once, not once per wave."""
+
+    def __init__(self, processes: int, cache_dir: Optional[Path] = None) -> None:
+        self.processes = processes
+        self.cache_dir = cache_dir
+        self._executor: Optional[ProcessPoolExecutor] = None
+
+    def __enter__(self) -> "ReadingPool":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+
+    def read(self, jobs: Sequence[Job]) -> List[Any]:
+        """The facts of each (reader kind, path), in order: in the workers when there are enough files,
+        else here. Workers write what they read to the cache in `cache_dir`, if any."""
+        if self.processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
+            return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(max_workers=self.processes)
+        kinds = [kind for kind, _ in jobs]
+        paths = [path for _, path in jobs]
+        caches = [self.cache_dir] * len(jobs)
+        chunk = max(1, len(jobs) // (self.processes * 4))
+        return list(self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk))
+
+
 def read_many(jobs: Sequence[Job], processes: int, cache_dir: Optional[Path] = None) -> List[Any]:
-    """The facts of each (reader kind, path), in order: in `processes` workers when there are enough
-    files, else here. Workers write what they read to the cache in `cache_dir`, if any."""
-    if processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
-        return [_read_one(kind, path, cache_dir) for kind, path in jobs]
-    kinds = [kind for kind, _ in jobs]
-    paths = [path for _, path in jobs]
-    caches = [cache_dir] * len(jobs)
-    chunk = max(1, len(jobs) // (processes * 4))
-    with ProcessPoolExecutor(max_workers=min(processes, len(jobs))) as pool:
-        return list(pool.map(_read_one, kinds, paths, caches, chunksize=chunk))
+    """The facts of each (reader kind, path), in order, read by a pool that lives for this call only."""
+    with ReadingPool(processes, cache_dir) as pool:
+        return pool.read(jobs)
 
 
 def _read_one(kind: str, path: Path, cache_dir: Optional[Path]) -> Any:

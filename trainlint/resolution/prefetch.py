@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Set
 
 from trainlint.core import FileKind, file_kind
-from trainlint.readers.pool import Job, read_many
+from trainlint.readers.pool import Job, ReadingPool
 from trainlint.resolution import discover
 from trainlint.resolution.entry import MAX_DEPTH, local_imports
 from trainlint.resolution.workspace import Workspace
@@ -20,11 +20,17 @@ Progress = Callable[[int, int], None]
 def prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace, processes: int,
              progress: Optional[Progress] = None) -> None:
     cache_dir = workspace.cache.folder if workspace.cache is not None else None
+    with ReadingPool(processes, cache_dir) as pool:
+        _prefetch(paths, exclude, workspace, pool, progress)
+
+
+def _prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace, pool: ReadingPool,
+              progress: Optional[Progress]) -> None:
     counts = [0, 0]
 
     def load(jobs: List[Job]) -> None:
         counts[1] += len(jobs)
-        _load(workspace, jobs, processes, cache_dir)
+        _load(workspace, jobs, pool)
         counts[0] += len(jobs)
         if progress is not None:
             progress(counts[0], counts[1])
@@ -88,11 +94,11 @@ def _unique(jobs: List[Job], seen: Set[Path]) -> List[Job]:
     return out
 
 
-def _load(workspace: Workspace, jobs: List[Job], processes: int, cache_dir: Optional[Path]) -> None:
+def _load(workspace: Workspace, jobs: List[Job], pool: ReadingPool) -> None:
     # Only what the workspace itself would read goes to the cache or a worker: a FIFO, a device or a
     # file outside the tree is left to the workspace, which refuses it and says why.
     todo = [(kind, path) for kind, path in jobs if not workspace.has(kind, path) and workspace.may_read(path)]
     if workspace.cache is not None:
         todo = [(kind, path) for kind, path in todo if not workspace.load_cached(kind, path)]
-    for (kind, path), facts in zip(todo, read_many(todo, processes, cache_dir)):
+    for (kind, path), facts in zip(todo, pool.read(todo)):
         workspace.preload(kind, path, facts)
