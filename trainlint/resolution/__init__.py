@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
 from trainlint.core import (
     DISCOVERED_SUFFIXES,
@@ -64,6 +64,11 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[P
     return found, problems
 
 
+def named_files(paths: Sequence[Path]) -> Set[Path]:
+    """The files (not folders) among `paths`, resolved: each is read in full, whatever it holds."""
+    return {safe_resolve(p) for p in paths if not _is_dir(p)}
+
+
 def _is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
@@ -77,6 +82,9 @@ def _excluded(path: Path, patterns: Sequence[str]) -> bool:
 
 
 def _is_recipe(workspace: Workspace, path: Path) -> bool:
+    # Most YAML files of a tree are no recipe, and their text alone often shows it: no parse then.
+    if not workspace.yaml_may_matter(path, RECIPE_KEYS):
+        return False
     config = workspace.config(path)
     return any(key in config.values for key in RECIPE_KEYS)
 
@@ -91,7 +99,7 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
     result = Scan()
     files, problems = discover(paths, exclude)
     result.diagnostics.extend(problems)
-    explicit = {safe_resolve(p) for p in paths if not _is_dir(p)}
+    explicit = named_files(paths)
     entries_seen = set()
     python_candidates: List[Path] = []
     recipe_candidates: List[Path] = []
@@ -104,7 +112,7 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
         elif kind == FileKind.YAML:
             if safe_resolve(path) in explicit or _is_recipe(workspace, path):
                 recipe_candidates.append(path)
-            else:
+            elif workspace.yaml_may_matter(path, RECIPE_KEYS):
                 # Not a recipe as far as it was read: say so when it was not read to the end.
                 result.diagnostics.extend(_unread_parts(workspace.config(path).diagnostics))
         elif kind == FileKind.JSON:

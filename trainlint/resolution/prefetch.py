@@ -9,7 +9,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Set
 
 from trainlint.core import FileKind, file_kind
 from trainlint.readers.pool import Job, ReadingPool
-from trainlint.resolution import discover
+from trainlint.readers.source import safe_resolve
+from trainlint.resolution import RECIPE_KEYS, discover, named_files
 from trainlint.resolution.entry import MAX_DEPTH, local_imports
 from trainlint.resolution.workspace import Workspace
 
@@ -28,9 +29,12 @@ def _prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspac
               progress: Optional[Progress]) -> None:
     counts = [0, 0]
 
+    # A YAML file found in a folder is read only if it may be a recipe (as `scan` decides); a named one always.
+    named = named_files(paths)
+
     def load(jobs: List[Job]) -> None:
         counts[1] += len(jobs)
-        _load(workspace, jobs, pool)
+        _load(workspace, jobs, pool, named)
         counts[0] += len(jobs)
         if progress is not None:
             progress(counts[0], counts[1])
@@ -94,10 +98,12 @@ def _unique(jobs: List[Job], seen: Set[Path]) -> List[Job]:
     return out
 
 
-def _load(workspace: Workspace, jobs: List[Job], pool: ReadingPool) -> None:
+def _load(workspace: Workspace, jobs: List[Job], pool: ReadingPool, named: Set[Path]) -> None:
     # Only what the workspace itself would read goes to the cache or a worker: a FIFO, a device or a
     # file outside the tree is left to the workspace, which refuses it and says why.
     todo = [(kind, path) for kind, path in jobs if not workspace.has(kind, path) and workspace.may_read(path)]
+    todo = [(kind, path) for kind, path in todo if kind != "yaml" or safe_resolve(path) in named
+            or workspace.yaml_may_matter(path, RECIPE_KEYS)]
     if workspace.cache is not None:
         todo = [(kind, path) for kind, path in todo if not workspace.load_cached(kind, path)]
     for (kind, path), facts in zip(todo, pool.read(todo)):

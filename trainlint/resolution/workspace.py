@@ -20,7 +20,8 @@ from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.shell import read_shell
-from trainlint.readers.source import MAX_BYTES, named_path, not_regular, safe_resolve
+from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
+from trainlint.readers.yaml_screen import may_hold_key, may_reach_bounds
 
 __all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_pin", "tree_roots"]
 
@@ -89,6 +90,8 @@ class Workspace:
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         self._config: Dict[Path, ConfigFile] = {}
+        # Whether each YAML file's text leaves room for given keys (or a bound), by (path, keys).
+        self._screened: Dict[Tuple[Path, Tuple[str, ...]], bool] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
         self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
         self._repo_roots: Dict[Path, Optional[Path]] = {}
@@ -186,6 +189,31 @@ class Workspace:
         reader = _read_yaml_config if is_yaml else read_json_config
         return self._read("yaml" if is_yaml else "json", path, self._config, reader,
                           lambda problem: _unread_config(problem, is_yaml))
+
+    def yaml_may_matter(self, path: Path, keys: Sequence[str]) -> bool:
+        """Whether reading the YAML file `path` in full may find one of `keys` or report part of it
+        unread. False only when its text rules out both (`trainlint.readers.yaml_screen`): a scan then
+        need not parse it. The file is checked, stamped and counted against the budget as a read is; a
+        file that cannot be read may matter (the full read says why)."""
+        key = self.resolved(path)
+        if key in self._config:
+            return True
+        screen_key = (key, tuple(keys))
+        if screen_key not in self._screened:
+            self._screened[screen_key] = self._screen_yaml(key, path, keys)
+        return self._screened[screen_key]
+
+    def _screen_yaml(self, key: Path, path: Path, keys: Sequence[str]) -> bool:
+        try:
+            if self.refusal(path) is not None:
+                return True
+        except OSError:
+            return True
+        self._count(key, path)
+        source = read_source(path)
+        if isinstance(source, Diagnostic):
+            return True
+        return may_hold_key(source.data, keys) or may_reach_bounds(source.data)
 
     def _parse(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
         return reader(path) if self.cache is None else self.cache.read(kind, path, reader)
