@@ -43,6 +43,10 @@ def shorten(text: str, limit: int = 80) -> str:
 
 def literal(doc: Doc, start: int, end: int, mode: str) -> List[Piece]:
     """Literal text with quote removal. mode: 'word' (unquoted), 'dquote', 'raw'."""
+    text = doc.data[start:end]
+    if text.isascii() and (mode == "raw" or b"\\" not in text):
+        # Nothing to remove and one byte per character (most words): the same piece, without the walk.
+        return [Piece(text=text.decode("ascii"), spans=_byte_spans(doc, start, end))] if text else []
     chars: List[str] = []
     spans: List[Span] = []
     items = list(iter_chars(doc.data, start, end))
@@ -68,6 +72,13 @@ def literal(doc: Doc, start: int, end: int, mode: str) -> List[Piece]:
     if not chars:
         return []
     return [Piece(text="".join(chars), spans=tuple(spans))]
+
+
+def _byte_spans(doc: Doc, start: int, end: int) -> Tuple[Span, ...]:
+    """The span of each byte of data[start:end], one character each."""
+    if doc.starts is None:
+        return tuple(zip(range(start, end), range(start + 1, end + 1)))
+    return tuple(doc.span(index, index + 1) for index in range(start, end))
 
 
 def effective_start(doc: Doc, node: Node) -> int:
