@@ -5,8 +5,6 @@ import re
 from pathlib import Path
 from typing import Optional, Union
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from trainlint.core import Setting, SourceKind
 from trainlint.readers.source import SourceText, read_source
 
@@ -17,6 +15,8 @@ _CANDIDATE = re.compile(r"""(?P<quote>["']?)(?P<req>[A-Za-z0-9][A-Za-z0-9._-]*\s
 def read_pin(path: Union[str, Path], package: str) -> Optional[Setting]:
     """The exact version (`==X`) pinned for `package`, as a Setting at the version token; None when
     the file does not pin it exactly (a range says nothing certain about what is installed)."""
+    from packaging.requirements import InvalidRequirement, Requirement  # lazy: ~50 ms, only once a pin is looked up
+
     source = read_source(path)
     if not isinstance(source, SourceText):
         return None
