@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import pathspec
 
@@ -28,62 +28,93 @@ class GitIgnore:
     """The `.gitignore` rules that apply below `root` (each spec anchored at its own folder)."""
 
     root: Path
-    _specs: Dict[Path, Optional[pathspec.GitIgnoreSpec]] = field(default_factory=dict)
+    # Folder (as a string) -> its spec, None when it has no rules.
+    _specs: Dict[str, Optional[pathspec.GitIgnoreSpec]] = field(default_factory=dict)
 
-    def _spec(self, folder: Path) -> Optional[pathspec.GitIgnoreSpec]:
+    def _spec(self, folder: str) -> Optional[pathspec.GitIgnoreSpec]:
         if folder not in self._specs:
             try:
-                lines = (folder / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+                with open(os.path.join(folder, IGNORE_FILE), encoding="utf-8", errors="replace") as handle:
+                    lines = handle.read().splitlines()
             except OSError:
                 lines = []
             self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[folder]
 
+    def rules_for(self, folder: str) -> List[Tuple[pathspec.GitIgnoreSpec, str]]:
+        """The specs that apply to the entries of `folder` (absolute, at or below `root`), shallowest
+        first, each with `folder` relative to the spec's own folder (empty, or ending in `/`)."""
+        relative = os.path.relpath(folder, self.root)
+        parts = [] if relative == os.curdir else relative.split(os.sep)
+        rules = []
+        base = str(self.root)
+        for depth in range(len(parts) + 1):
+            spec = self._spec(base)
+            if spec is not None:
+                rules.append((spec, "".join(part + "/" for part in parts[depth:])))
+            if depth < len(parts):
+                base = os.path.join(base, parts[depth])
+        return rules
+
     def ignores(self, path: Path, is_dir: bool = False) -> bool:
         """Whether git would ignore `path` (absolute, below `root`); the deepest matching rule wins."""
-        verdict = False
-        folders = [self.root, *[self.root.joinpath(*path.relative_to(self.root).parts[:depth])
-                                for depth in range(1, len(path.relative_to(self.root).parts))]]
-        for folder in folders:
-            spec = self._spec(folder)
-            if spec is None:
-                continue
-            relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(relative)
-            if result.include is not None:
-                verdict = bool(result.include)
-        return verdict
+        return _ignored(self.rules_for(str(path.parent)), path.name, is_dir)
+
+
+def _ignored(rules: Sequence[Tuple[pathspec.GitIgnoreSpec, str]], name: str, is_dir: bool) -> bool:
+    verdict = False
+    for spec, prefix in rules:
+        result = spec.check_file(prefix + name + ("/" if is_dir else ""))
+        if result.include is not None:
+            verdict = bool(result.include)
+    return verdict
 
 
 def ignored_paths(folders: Sequence[Path], suffixes: Sequence[str]) -> List[str]:
     """Paths below `folders` (as the walk spells them: relative to the working directory when below
     it) that git ignores: whole folders, and files with one of `suffixes` the walk would read."""
     found: List[str] = []
+    shown = _Shown(str(Path.cwd().resolve()))
+    wanted = tuple(suffixes)
     for folder in folders:
         if not folder.is_dir():
             continue
         absolute = folder.resolve()
         root = _repository_root(absolute) or absolute
-        rules = GitIgnore(root)
+        ignore = GitIgnore(root)
         for current, dirnames, filenames in os.walk(absolute):
-            here = Path(current)
+            rules = ignore.rules_for(current)
+            if not rules:  # no .gitignore from the root down to here: nothing below it is ignored by one above
+                dirnames[:] = sorted(name for name in dirnames if not name.startswith(".") and name not in SKIP_DIRS)
+                continue
             kept = []
             for name in sorted(dirnames):
                 if name.startswith(".") or name in SKIP_DIRS:
                     continue  # the folder walk never enters these
-                if rules.ignores(here / name, is_dir=True):
-                    found.append(_shown(here / name))
+                if _ignored(rules, name, is_dir=True):
+                    found.append(shown(os.path.join(current, name)))
                 else:
                     kept.append(name)
             dirnames[:] = kept
-            found.extend(_shown(here / name) for name in sorted(filenames)
-                         if Path(name).suffix.lower() in suffixes and rules.ignores(here / name))
+            found.extend(shown(os.path.join(current, name)) for name in sorted(filenames)
+                         if _suffix(name) in wanted and _ignored(rules, name, is_dir=False))
     return found
 
 
-def _shown(path: Path) -> str:
-    try:
-        return path.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+def _suffix(name: str) -> str:
+    """`Path(name).suffix.lower()`, without building a Path."""
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
+
+@dataclass(frozen=True)
+class _Shown:
+    """A path as the walk spells it: relative to the working directory `cwd` when below it."""
+
+    cwd: str
+
+    def __call__(self, path: str) -> str:
+        if path == self.cwd:
+            return "."
+        prefix = self.cwd if self.cwd.endswith("/") else self.cwd + "/"
+        return path[len(prefix):] if path.startswith(prefix) else path
