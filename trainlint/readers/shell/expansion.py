@@ -39,14 +39,9 @@ class ExpansionMixin(ReaderBase):
         """The stored pieces of a binding as they appear at a use site."""
         use_via = binding.settings if via is None else via
         out = [
-            replace(
-                piece,
-                via=use_via,
-                inner_via=piece.via,
-                region=span,
-                splittable=not in_dquote,
-                unknown_span=piece.unknown_span if piece.unknown_span != (0, 0) else span,
-            )
+            Piece(piece.text, piece.spans, use_via, piece.via, piece.unknown,
+                  piece.unknown_span if piece.unknown_span != (0, 0) else span, not in_dquote, span,
+                  piece.unmodelled, piece.positional, piece.field_break, piece.script_argument)
             for piece in (binding.pieces if pieces is None else pieces)
         ]
         if in_dquote and not out:

@@ -37,7 +37,10 @@ class Piece:
     script_argument: bool = False
 
     def slice(self, start: int, end: int) -> "Piece":
-        return replace(self, text=self.text[start:end], spans=self.spans[start:end], field_break=False)
+        # Built field by field: dataclasses.replace looks every field up again, and words slice a lot.
+        return Piece(self.text[start:end], self.spans[start:end], self.via, self.inner_via, self.unknown,
+                     self.unknown_span, self.splittable, self.region, self.unmodelled, self.positional, False,
+                     self.script_argument)
 
 
 @dataclass(frozen=True)
