@@ -13,12 +13,14 @@ graph joins those per-job chains where they share a place in a file, so that it 
 Nodes (typed below): a place in a file (`OriginNode`), a knob of a job (`KnobNode`), a job
 (`RunNode`) and a file a job reads (`FileNode`). Edges point the way values flow: a shell
 expansion into the word that holds it, an upstream setting into the one it feeds, a pinned value
-into its knob, a knob and a file into their job. The directed graph itself is `.graph`.
+into its knob, a knob and a file into their job. The networkx graph itself is `.graph`.
 """
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Dict, Hashable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import networkx as nx
 
 from trainlint.core import Origin, Setting, TrainingRun
 from trainlint.readers.facts import Flow
@@ -76,54 +78,12 @@ def file_node(path: str) -> FileNode:
     return FileNode("file", path)
 
 
-class DiGraph:
-    """The little of a directed graph the questions below need: nodes with attributes, edges with a
-    kind, successors and what a node reaches. (A graph library took longer to import than a scan
-    of a small repository takes to read it.)"""
-
-    def __init__(self) -> None:
-        # Node -> its attributes; insertion order, as nodes were first named.
-        self.nodes: Dict[Hashable, Dict[str, Any]] = {}
-        # Node -> successor -> the edge's attributes.
-        self._successors: Dict[Hashable, Dict[Hashable, Dict[str, Any]]] = {}
-
-    def __contains__(self, node: object) -> bool:
-        return node in self.nodes
-
-    def add_node(self, node: Hashable, **attributes: Any) -> None:
-        self.nodes.setdefault(node, {}).update(attributes)
-        self._successors.setdefault(node, {})
-
-    def add_edge(self, source: Hashable, target: Hashable, **attributes: Any) -> None:
-        self.add_node(source)
-        self.add_node(target)
-        self._successors[source].setdefault(target, {}).update(attributes)
-
-    def successors(self, node: Hashable) -> Iterator[Hashable]:
-        return iter(self._successors[node])
-
-    def out_degree(self, node: Hashable) -> int:
-        return len(self._successors[node])
-
-    def descendants(self, node: Hashable) -> Set[Hashable]:
-        """Every node reachable from `node` along edges, `node` itself left out (even on a cycle)."""
-        seen: Set[Hashable] = set()
-        stack = list(self._successors[node])
-        while stack:
-            current = stack.pop()
-            if current not in seen:
-                seen.add(current)
-                stack.extend(self._successors[current])
-        seen.discard(node)
-        return seen
-
-
 class SettingsGraph:
     """Built from the shell flows of the scanned scripts and the resolved jobs (flows first: a job's
     chains attach to the expansions they contain)."""
 
     def __init__(self) -> None:
-        self.graph = DiGraph()
+        self.graph = nx.DiGraph()
         self.runs: Dict[str, TrainingRun] = {}
         # Flow targets by file: an expansion (`$X`) may sit inside a larger word (`"$X"`, `--f=$X`)
         # whose setting is what a run reads; the expansion then flows into that word.
@@ -185,7 +145,7 @@ class SettingsGraph:
         if key not in self.graph:
             return True
         allowed = {knob_node(run_id, name) for name in (knob, *together)}
-        for reached in self.graph.descendants(key):
+        for reached in nx.descendants(self.graph, key):
             if isinstance(reached, tuple) and reached and reached[0] == "knob" and reached not in allowed:
                 return False
             if reached not in allowed and reached != run_node(run_id) and self.graph.out_degree(reached) == 0:
