@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from trainlint.core import (
     DISCOVERED_SUFFIXES,
@@ -20,12 +20,14 @@ from trainlint.core import (
     file_kind,
     suffixes_of,
 )
-from trainlint.graph import SettingsGraph
 from trainlint.inputs import SKIP_DIRS
 from trainlint.readers.facts import Flow
 from trainlint.readers.source import display_path, resolving_once, safe_resolve
 from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
+
+if TYPE_CHECKING:
+    from trainlint.graph import SettingsGraph
 
 # Views of the one suffix table (trainlint.core.file_kind), for callers that list suffixes.
 SHELL_SUFFIXES = suffixes_of(FileKind.SHELL)
@@ -38,10 +40,24 @@ class Scan:
     runs: List[TrainingRun] = field(default_factory=list)
     # Problems with files that belong to no run (an unreadable launcher, a path that does not exist).
     diagnostics: List[Diagnostic] = field(default_factory=list)
-    graph: SettingsGraph = field(default_factory=SettingsGraph)
     scanned: List[str] = field(default_factory=list)
     # Resolved path -> the stamp of the file when the scan read it (see Workspace.stamps).
     stamps: Dict[Path, Tuple[int, ...]] = field(default_factory=dict)
+    # The jobs and shell flows the settings graph joins, as the scan resolved them.
+    graph_inputs: Tuple[Tuple[TrainingRun, ...], Tuple[Flow, ...]] = ((), ())
+    _graph: Optional["SettingsGraph"] = field(default=None, repr=False, compare=False)
+
+    @property
+    def graph(self) -> "SettingsGraph":
+        """The settings graph, joined on first use: most scans never ask it a question, and one that asks
+        none pays neither for building it nor for importing networkx (~100 ms)."""
+        if self._graph is None:
+            from trainlint.graph import SettingsGraph
+
+
+            runs, flows = self.graph_inputs
+            self._graph = SettingsGraph.from_runs(runs, flows)
+        return self._graph
 
 
 def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[Path], List[Diagnostic]]:
@@ -154,7 +170,7 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
         run = python_run(path, workspace)
         if run is not None:
             result.runs.append(run)
-    result.graph = SettingsGraph.from_runs(result.runs, flows)
+    result.graph_inputs = (tuple(result.runs), tuple(flows))
     result.stamps = dict(workspace.stamps)
     return result
 
