@@ -3,6 +3,7 @@ argument, the depth screen that protects libcst, and byte offsets of odd lines."
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 from typing import Dict
@@ -12,10 +13,10 @@ import pytest
 
 from trainlint.core import Unknown
 from trainlint.readers.facts import Override
-from trainlint.readers.python import read_python
+from trainlint.readers.python import read_python, screening
 from trainlint.readers.python.context import Branch
 from trainlint.readers.python.positions import ByteLocator
-from trainlint.readers.python.screening import MAX_BRACKET_DEPTH, TooDeep, too_deep_to_parse
+from trainlint.readers.python.screening import MAX_BRACKET_DEPTH, MAX_CHAIN_TOKENS, TooDeep, too_deep_to_parse
 from trainlint.readers.source import read_source
 
 
@@ -139,6 +140,44 @@ def test_screen_reports_the_line_where_brackets_get_too_deep():
 def test_screen_passes_ordinary_and_broken_text():
     assert too_deep_to_parse("def f(a, b):\n    return g(h(a))[b] + 1\n") is None
     assert too_deep_to_parse("def f(:\n  '''unterminated\n") is None  # the parser reports it
+
+
+DEEP = "(" * (MAX_BRACKET_DEPTH + 1) + "1" + ")" * (MAX_BRACKET_DEPTH + 1)
+CHAINED = " + ".join(["x"] * (MAX_CHAIN_TOKENS + 2))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"class A:\n    def f(self):\n        if self.x:\n            y = {DEEP}\n        return 1\n",
+        f"try:\n    pass\nexcept ({DEEP}):\n    pass\nfinally:\n    z = 2\n",
+        f"if a:\n    pass\nelif {CHAINED}:\n    pass\nelse:\n    pass\n",
+        f"@decorate({DEEP})\ndef f():\n    pass\n",
+        "def f():\n    '''(((('''\n    return (\n" + "        'a'\n" * (MAX_CHAIN_TOKENS + 2) + "    )\n",
+        "x = 1; y = " + " and ".join(["b"] * (MAX_CHAIN_TOKENS + 2)) + "\n",
+        "match x:\n    case 1:\n        y = f" + "()" * (MAX_CHAIN_TOKENS + 1) + "\n",
+    ],
+)
+def test_screen_with_the_stdlib_tree_finds_what_the_token_scan_finds(text):
+    found = too_deep_to_parse(text)
+    assert found is not None
+    assert too_deep_to_parse(text, ast.parse(text)) == found
+
+
+def test_screen_with_the_stdlib_tree_skips_the_token_scan_on_ordinary_code(monkeypatch):
+    docstring = '"""Settings (see the table):\n' + "    (a) ((b)) [c] {d} x.y + z - w\n" * 400 + '"""\n'
+    text = docstring + "class Config:\n    " + docstring.replace("\n", "\n    ") + "x: int = 1\n"
+    text += "def f(a, b):\n    return g(h(a))[b] + 1\n" * 500
+    monkeypatch.setattr(screening, "_scanned", lambda text: pytest.fail("the token scan ran"))
+    assert too_deep_to_parse(text, ast.parse(text)) is None
+
+
+def test_screen_with_the_stdlib_tree_scans_tokens_when_a_line_may_be_too_deep(monkeypatch):
+    text = "x = [\n" + "    (1, 2),\n" * (MAX_BRACKET_DEPTH + 1) + "]\n"  # wide, not deep: only the scan can tell
+    scanned = []
+    monkeypatch.setattr(screening, "_scanned", lambda text: scanned.append(text))
+    assert too_deep_to_parse(text, ast.parse(text)) is None
+    assert scanned == [text]
 
 
 def test_byte_locator_counts_characters_as_bytes_on_crlf_and_invalid_utf8_lines(tmp_path):

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from trainlint.readers.python import loading, read_python
+from trainlint.readers.python.lazy_positions import CountingCodegenState
 from trainlint.readers.python.prefilter import plan_module
 from trainlint.readers.source import read_source
 
@@ -139,3 +141,38 @@ def test_non_ascii_and_decorated_functions_keep_exact_origins(tmp_path):
     (call,) = narrowed.config_calls
     accumulation = next(k for k in call.keywords if k.name == "gradient_accumulation_steps")
     assert path.read_bytes()[accumulation.setting.origin.start_byte : accumulation.setting.origin.end_byte] == b"4"
+
+
+def test_statement_rendering_counts_the_positions_libcst_computes_for_the_whole_module():
+    text = textwrap.dedent('''\
+        @dataclass(
+            frozen=True)  # a decorator over lines
+        class Arguments:
+            """Text with (brackets)
+            over lines."""
+            lr: float = field(default=(1e-4), metadata={"help": "the rate " "of learning"})
+
+        def main(  # comment
+                a, *, b=lambda x: (x + 1) * 2):
+            if a and not b:
+                x = [i for i in range(3) if i]; y = f"{a!r:>{b}}"
+            elif (a):
+                pass
+            else:
+                with open("é") as f, ctx() as g:
+                    return a.b[c:d, ...](**e) \\
+                        if a else None
+        ''')
+    module = cst.parse_module(text)
+    whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    counted = {}
+    line = 1
+    for statement in module.body:
+        state = CountingCodegenState(module.default_indent, module.default_newline, [], line)
+        statement._codegen(state)
+        counted.update(state.spans)
+        line = state.line
+    nodes = [node for node in whole if node is not module]
+    assert len(nodes) > 150
+    assert {id(node): (r.start.line, r.start.column, r.end.line, r.end.column) for node, r in
+            ((node, whole[node]) for node in nodes)} == {id(node): counted[id(node)] for node in nodes}

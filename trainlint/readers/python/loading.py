@@ -19,8 +19,8 @@ from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.positions import ByteLocator
-from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module
-from trainlint.readers.python.screening import too_deep_to_parse
+from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
+from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
 from trainlint.readers.source import SourceText, read_source
 
 
@@ -39,7 +39,8 @@ def read_python(path: Union[str, Path]) -> PythonModule:
 def _read_parsed(source: SourceText) -> PythonModule:
     has_bom = source.text.startswith("\ufeff")
     text = source.text[1:] if has_bom else source.text
-    too_deep = too_deep_to_parse(text)
+    tree = stdlib_tree(text) if STDLIB_PARSER_GUARDS_DEPTH else None
+    too_deep = too_deep_to_parse(text, tree)
     if too_deep is not None:
         start = ByteLocator(source, has_bom).offset(too_deep.line, 0)
         origin = source.origin(start, start)
@@ -47,7 +48,7 @@ def _read_parsed(source: SourceText) -> PythonModule:
         return PythonModule(
             path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path, origin),)
         )
-    plan = plan_module(text)
+    plan = plan_module(text, tree) if tree is not None or not STDLIB_PARSER_GUARDS_DEPTH else None
     if plan is not None and plan.text != text:
         try:
             module = cst.parse_module(plan.text)

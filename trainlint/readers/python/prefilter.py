@@ -102,11 +102,13 @@ class Screen:
     calling: FrozenSet[int]
 
 
-def plan_module(text: str) -> Optional[Plan]:
-    """The plan for a module's text, or None when libcst must read the text as it is."""
+def plan_module(text: str, tree: Optional[ast.Module] = None) -> Optional[Plan]:
+    """The plan for a module's text, or None when libcst must read the text as it is. `tree`: the stdlib's tree
+    of the text, when the caller has it."""
     if "\r" in text.replace("\r\n", ""):
         return None  # a lone carriage return: libcst and the stdlib may count lines differently
-    tree = _stdlib_tree(text)
+    if tree is None:
+        tree = stdlib_tree(text)
     if tree is None:
         return None
     args_names = parsed_namespace_names(tree) if "parse_" in text else frozenset()
@@ -167,7 +169,7 @@ def _set_anchor(anchors: Dict[int, Anchor], lines: Sequence[str], line: int, sta
     anchors[id(statement)] = Anchor(line, text[: len(text) - len(text.lstrip(" \t\f"))])
 
 
-def _stdlib_tree(text: str) -> Optional[ast.Module]:
+def stdlib_tree(text: str) -> Optional[ast.Module]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
