@@ -177,13 +177,25 @@ def _aliases_by_name(kinds: Tuple[str, ...]) -> Mapping[str, ModelSpec]:
 
 
 @lru_cache(maxsize=None)
-def _fuzzy_patterns(kinds: Tuple[str, ...]) -> Tuple[Tuple[int, "re.Pattern[str]", ModelSpec], ...]:
-    """For the fuzzy match: each alias long enough to mean something, as a whole-token pattern."""
-    return tuple(
-        (len(alias), re.compile(r"(^|[^a-z0-9.])" + re.escape(alias) + r"($|[^a-z0-9.])"), spec)
-        for alias, spec in _aliases_by_name(kinds).items()
-        if "/" not in alias and len(alias) >= 4
-    )
+def _fuzzy_aliases(kinds: Tuple[str, ...]) -> Tuple[Tuple[str, ModelSpec], ...]:
+    """For the fuzzy match: each alias long enough to mean something."""
+    return tuple((alias, spec) for alias, spec in _aliases_by_name(kinds).items()
+                 if "/" not in alias and len(alias) >= 4)
+
+
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
+
+
+def _contains_token(text: str, alias: str) -> bool:
+    """`alias` occurs in `text` as a whole token: not touching a letter, digit or dot on either side.
+    (A plain scan: compiling a pattern per alias cost more than every lookup of a scan together.)"""
+    start = text.find(alias)
+    while start >= 0:
+        end = start + len(alias)
+        if (start == 0 or text[start - 1] not in _TOKEN_CHARS) and (end == len(text) or text[end] not in _TOKEN_CHARS):
+            return True
+        start = text.find(alias, start + 1)
+    return False
 
 
 def find_model(name: str, kinds: Tuple[str, ...] = ("llm", "vlm", "encoder")) -> Optional[ModelSpec]:
@@ -203,10 +215,9 @@ def _find_model(name: str, kinds: Tuple[str, ...]) -> Optional[ModelSpec]:
     # Fuzzy: the longest alias that appears as a whole token run inside a candidate.
     best: Optional[Tuple[int, ModelSpec]] = None
     for candidate in candidates:
-        for length, pattern, spec in _fuzzy_patterns(kinds):
-            if pattern.search(candidate):
-                if best is None or length > best[0]:
-                    best = (length, spec)
+        for alias, spec in _fuzzy_aliases(kinds):
+            if _contains_token(candidate, alias) and (best is None or len(alias) > best[0]):
+                best = (len(alias), spec)
     return best[1] if best else None
 
 
