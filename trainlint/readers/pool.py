@@ -4,10 +4,11 @@ Each reader is a pure function of a file's bytes and shown path, so the facts do
 process read them; results come back in the order asked, whatever order the workers finish in."""
 from __future__ import annotations
 
+import importlib
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from trainlint.cache import FactCache
 from trainlint.readers.deepspeed import read_json_config
@@ -29,6 +30,9 @@ def read_yaml_config(path: Path) -> Any:
 READERS: Dict[str, Callable[[Path], Any]] = {
     "shell": read_shell, "python": read_python, "yaml": read_yaml_config, "json": read_json_config,
 }
+# The readers whose parsers take long to import (libcst ~200 ms, ruamel), by kind.
+_SLOW_IMPORTS = {"python": "trainlint.readers.python", "yaml": "trainlint.readers.yaml"}
+
 # Below this many files a pool costs more to start than it saves.
 MIN_PARALLEL_FILES = 8
 Job = Tuple[str, Path]
@@ -65,12 +69,24 @@ class ReadingPool:
         if self.processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
             return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
         if self._executor is None:
+            _import_before_forking({kind for kind, _ in jobs})
             self._executor = ProcessPoolExecutor(max_workers=self.processes)
         kinds = [kind for kind, _ in jobs]
         paths = [path for _, path in jobs]
         caches = [self.cache_dir] * len(jobs)
         chunk = max(1, len(jobs) // (self.processes * 4))
         return list(self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk))
+
+
+def _import_before_forking(kinds: Set[str]) -> None:
+    """Import the parsers the scan will use here, before the workers fork, so that they inherit them instead of
+    each importing its own, and the files this process reads itself (a wave too small to share) find them ready.
+    Launchers lead to entry scripts: a wave of shell scripts needs the Python reader next."""
+    if "shell" in kinds:
+        kinds = kinds | {"python"}
+    for kind in sorted(kinds):
+        if kind in _SLOW_IMPORTS:
+            importlib.import_module(_SLOW_IMPORTS[kind])
 
 
 def read_many(jobs: Sequence[Job], processes: int, cache_dir: Optional[Path] = None) -> List[Any]:
