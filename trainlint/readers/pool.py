@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import importlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from trainlint.cache import FactCache
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.shell import read_shell
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 def read_python(path: Path) -> Any:
@@ -69,6 +71,9 @@ class ReadingPool:
         if self.processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
             return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
         if self._executor is None:
+            # Imported here: multiprocessing and concurrent.futures (~10 ms) only for a scan large enough to share.
+            from concurrent.futures import ProcessPoolExecutor
+
             _import_before_forking({kind for kind, _ in jobs})
             self._executor = ProcessPoolExecutor(max_workers=self.processes)
         kinds = [kind for kind, _ in jobs]
