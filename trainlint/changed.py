@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -38,6 +37,8 @@ def real(path: Union[str, Path]) -> str:
 # --- which files changed ------------------------------------------------------------------------
 
 def _git(args: Sequence[str], cwd: Path) -> str:
+    import subprocess  # only in changed-files mode: every scan imports this module
+
     try:
         completed = subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, text=True, check=False)
     except OSError as error:
