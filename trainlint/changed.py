@@ -67,7 +67,8 @@ def git_changed_files(base: str, cwd: Optional[Path] = None) -> List[Path]:
 # Changed file (a `real` key) -> its changed line numbers, or None when the whole file counts as
 # changed (an untracked file, or a file pre-commit passes without line information).
 ChangedLines = Dict[str, Optional[Set[int]]]
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+# Compiled (and cached by `re`) on first use: every scan imports this module, few read a diff.
+_HUNK = r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@"
 
 
 def git_changed_lines(base: str, cwd: Optional[Path] = None) -> ChangedLines:
@@ -85,7 +86,7 @@ def git_changed_lines(base: str, cwd: Optional[Path] = None) -> ChangedLines:
             if current is not None:
                 found.setdefault(current, set())
         elif current is not None and line.startswith("@@"):
-            match = _HUNK.match(line)
+            match = re.match(_HUNK, line)
             if match:
                 start, count = int(match.group(1)), int(match.group(2) or 1)
                 lines = found[current]

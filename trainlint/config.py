@@ -20,7 +20,8 @@ FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 DEFAULT_FAIL_ON = "warning"
 SOURCE_DEFAULT = "default"
 SOURCE_CLI = "command line"
-_SELECTOR = re.compile(r"^(TL\d{0,3}|ALL)$")
+# Compiled (and cached by `re`) on first use: most runs name no selector.
+_SELECTOR = r"^(TL\d{0,3}|ALL)$"
 # Each key of the config and the Settings field it sets; `_` spellings are accepted too.
 KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on",
         "allow-outside-reads", "cache-dir")
@@ -227,7 +228,7 @@ def _selectors(items: Iterable[str], where: str) -> Tuple[str, ...]:
     out = []
     for item in items:
         code = item.strip().upper()
-        if not _SELECTOR.match(code):
+        if not re.match(_SELECTOR, code):
             raise ConfigError(f"{where}: `{item}` is not a rule code or prefix (such as TL101 or TL1)")
         out.append(code)
     return tuple(out)

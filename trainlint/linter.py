@@ -30,7 +30,6 @@ from trainlint.resolution import Scan, scan
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.prefetch import Progress, prefetch
 from trainlint.resolution.workspace import Workspace
-from trainlint.suppressions import apply_suppressions
 
 DEFAULT_GPU = "a100-80gb"
 
@@ -233,6 +232,11 @@ def _same_place(one: Diagnostic, other: Diagnostic) -> bool:
 
 def _apply_suppressions(result: LintResult, selection: Selection) -> None:
     files = [path for run in result.scan.runs for path in (run.path, *run.files, *run.configs)]
+    if not result.findings and not files and not result.scan.scanned:
+        return  # no finding to silence, no file that may hold a directive
+    # Imported here: the suppressions read files through trainlint.formats (tree-sitter, ~10 ms).
+    from trainlint.suppressions import apply_suppressions
+
     applied = apply_suppressions(_dedupe(result.findings), [*result.scan.scanned, *files])
     result.suppressed = [finding for finding, _ in applied.suppressed]
     result.findings = _dedupe([f for f in applied.findings + applied.unused if selection.allows_finding(f)])
