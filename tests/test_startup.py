@@ -6,14 +6,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from trainlint.checks._examples import TRAIN_PY, ZERO2
+from trainlint.core import Report
+from trainlint.report import render
+from trainlint.report.full import render_full
 
 # Imported only once a scan finds something to read, check, fix or share among workers.
 NOT_NEEDED_WITHOUT_A_JOB = (
     "trainlint.memory.assembly", "trainlint.memory.catalog", "trainlint.memory.plans", "trainlint.fixers.planner",
     "trainlint.resolution.runs", "trainlint.readers.shell.reader", "trainlint.readers.deepspeed",
     "trainlint.checks.tl101_per_device_batch_too_large", "trainlint.baseline", "concurrent.futures.process",
-    "pathspec", "difflib", "packaging.version", "tomllib", "libcst", "networkx",
+    "pathspec", "difflib", "packaging.version", "tomllib", "libcst", "networkx", "rich",
 )
 
 
@@ -94,3 +99,15 @@ def test_the_memory_package_exports_the_estimate_function_however_its_modules_ar
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["False", "trainlint.memory.assembly True"]
+
+
+@pytest.mark.parametrize("runs", [0, 3])
+@pytest.mark.parametrize("width", [None, 40])
+def test_the_full_format_of_a_report_with_nothing_to_show_is_the_one_rich_draws(runs, width):
+    """Without findings, unread places or colour, the full format is written without rich: the same text."""
+    report = Report(findings=(), runs=tuple(object() for _ in range(runs)))
+    shown = render(report, "full", width=width)
+
+    assert shown == render_full(report, width=width)
+    assert shown in ("No problems found in 3 jobs.\n", "warning: no training job found, so nothing was checked "
+                                                        "(give the launcher, recipe or folder).\n")
