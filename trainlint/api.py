@@ -274,8 +274,6 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
     `changed`: `paths` are changed files; their repositories are scanned for the jobs that read one.
     `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out.
     `options`: the fact cache, the reading processes and a progress callback (see ScanOptions)."""
-    from trainlint.baseline import BaselineError, load_baseline
-    from trainlint.fixers.engine import with_planned_edits
     from trainlint.fixers.journal import recover_paths
 
     recover_paths(paths)
@@ -283,13 +281,15 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
     result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed, options=options)
     baselined: List[Finding] = []
     if baseline is not None:
+        from trainlint.baseline import BaselineError, load_baseline  # only with a baseline: it reads sources
+
         try:
             accepted = load_baseline(Path(baseline))
         except BaselineError as error:
             raise UsageError(str(error)) from None
         result.findings, baselined = accepted.split(result.findings)
     return CheckResult(
-        findings=tuple(with_planned_edits(result)),
+        findings=tuple(_with_planned_edits(result)),
         runs=tuple(result.scan.runs),
         estimates=dict(result.estimates),
         effective_batches=dict(result.effective_batches),
@@ -300,6 +300,16 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
         errors=tuple(result.errors),
         stamps=dict(result.scan.stamps),
     )
+
+
+def _with_planned_edits(result: LintResult) -> List[Finding]:
+    """The findings with their fixes' edits planned. The planner, its editors and the port plans (~30 ms to
+    import) are imported only when a finding carries a fix."""
+    if all(finding.fix is None for finding in result.findings):
+        return list(result.findings)
+    from trainlint.fixers.engine import with_planned_edits
+
+    return with_planned_edits(result)
 
 
 def write_baseline(path: PathLike, findings: Iterable[Finding]) -> int:

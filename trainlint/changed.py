@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -38,6 +37,8 @@ def real(path: Union[str, Path]) -> str:
 # --- which files changed ------------------------------------------------------------------------
 
 def _git(args: Sequence[str], cwd: Path) -> str:
+    import subprocess  # only in changed-files mode: every scan imports this module
+
     try:
         completed = subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, text=True, check=False)
     except OSError as error:
@@ -66,7 +67,8 @@ def git_changed_files(base: str, cwd: Optional[Path] = None) -> List[Path]:
 # Changed file (a `real` key) -> its changed line numbers, or None when the whole file counts as
 # changed (an untracked file, or a file pre-commit passes without line information).
 ChangedLines = Dict[str, Optional[Set[int]]]
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+# Compiled (and cached by `re`) on first use: every scan imports this module, few read a diff.
+_HUNK = r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@"
 
 
 def git_changed_lines(base: str, cwd: Optional[Path] = None) -> ChangedLines:
@@ -84,7 +86,7 @@ def git_changed_lines(base: str, cwd: Optional[Path] = None) -> ChangedLines:
             if current is not None:
                 found.setdefault(current, set())
         elif current is not None and line.startswith("@@"):
-            match = _HUNK.match(line)
+            match = re.match(_HUNK, line)
             if match:
                 start, count = int(match.group(1)), int(match.group(2) or 1)
                 lines = found[current]

@@ -3,7 +3,6 @@ trainlint.commands, which asks trainlint.api and writes the answer."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import sys
@@ -66,6 +65,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def _closest(word: str, candidates: Sequence[str]) -> Optional[str]:
+    import difflib  # only to answer a mistyped option or command
+
     found = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
     return found[0] if found else None
 

@@ -11,11 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
-
 from trainlint.core import Severity
 
 # Looked for in each folder from the start folder upwards, in this order (like ruff: a dedicated file
@@ -25,7 +20,8 @@ FAIL_ON_LEVELS = ("error", "warning", "info", "never")
 DEFAULT_FAIL_ON = "warning"
 SOURCE_DEFAULT = "default"
 SOURCE_CLI = "command line"
-_SELECTOR = re.compile(r"^(TL\d{0,3}|ALL)$")
+# Compiled (and cached by `re`) on first use: most runs name no selector.
+_SELECTOR = r"^(TL\d{0,3}|ALL)$"
 # Each key of the config and the Settings field it sets; `_` spellings are accepted too.
 KEYS = ("select", "ignore", "per-file-ignores", "gpu", "gpu-memory", "num-gpus", "exclude", "fail-on",
         "allow-outside-reads", "cache-dir")
@@ -145,6 +141,12 @@ def _has_trainlint_table(path: Path) -> bool:
 
 
 def _parse_toml(path: Path) -> Dict[str, Any]:
+    # Imported here: the TOML parser (~4 ms) only once a settings file is found.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
@@ -226,7 +228,7 @@ def _selectors(items: Iterable[str], where: str) -> Tuple[str, ...]:
     out = []
     for item in items:
         code = item.strip().upper()
-        if not _SELECTOR.match(code):
+        if not re.match(_SELECTOR, code):
             raise ConfigError(f"{where}: `{item}` is not a rule code or prefix (such as TL101 or TL1)")
         out.append(code)
     return tuple(out)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
-
-import pathspec
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from trainlint.resolution import SKIP_DIRS
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILE = ".gitignore"
 
@@ -38,7 +39,7 @@ class GitIgnore:
                     lines = handle.read().splitlines()
             except OSError:
                 lines = []
-            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            self._specs[folder] = _spec_of(lines) if lines else None
         return self._specs[folder]
 
     def rules_for(self, folder: str) -> List[Tuple[pathspec.GitIgnoreSpec, str]]:
@@ -59,6 +60,12 @@ class GitIgnore:
     def ignores(self, path: Path, is_dir: bool = False) -> bool:
         """Whether git would ignore `path` (absolute, below `root`); the deepest matching rule wins."""
         return _ignored(self.rules_for(str(path.parent)), path.name, is_dir)
+
+
+def _spec_of(lines: List[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # ~10 ms: only once a folder has a .gitignore with rules
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _ignored(rules: Sequence[Tuple[pathspec.GitIgnoreSpec, str]], name: str, is_dir: bool) -> bool:

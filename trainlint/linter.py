@@ -23,14 +23,13 @@ from trainlint.core import (
     Value,
 )
 from trainlint.knobs import K
-from trainlint.memory import Gpu, estimate, find_gpu, gpu_from_memory
+from trainlint.memory import Gpu, find_gpu, gpu_from_memory
 from trainlint.readers.pool import default_processes
 from trainlint.readers.source import resolving_once
 from trainlint.resolution import Scan, scan
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.prefetch import Progress, prefetch
 from trainlint.resolution.workspace import Workspace
-from trainlint.suppressions import apply_suppressions
 
 DEFAULT_GPU = "a100-80gb"
 
@@ -180,6 +179,17 @@ def _lint(paths: Sequence[Path], target: Target, selection: Selection, exclude: 
     found = scan(paths, exclude, workspace)
     found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]
     result = LintResult(found, target=target)
+    if found.runs or found.diagnostics:
+        _check(found, target, preserve_effective_batch, result)
+    _apply_suppressions(result, selection)
+    return result
+
+
+def _check(found: Scan, target: Target, preserve_effective_batch: bool, result: LintResult) -> None:
+    """Estimate and check every job of `found`, and turn the diagnostics a rule owns into its findings."""
+    # Imported here: the estimate and the rules' modules (~40 ms) only once the scan found something to check.
+    from trainlint.memory import estimate
+
     ctx = CheckContext(target.gpu, target.gpu_assumed, preserve_effective_batch=preserve_effective_batch,
                        num_gpus=target.num_gpus)
     # Every rule runs: whether a suppression is used must not depend on --select; the selection
@@ -201,8 +211,6 @@ def _lint(paths: Sequence[Path], target: Target, selection: Selection, exclude: 
         _route_to_channels(run.diagnostics, result)
     result.findings.extend(_from_diagnostics(found.diagnostics, by_kind, None))
     _route_to_channels(found.diagnostics, result)
-    _apply_suppressions(result, selection)
-    return result
 
 
 def _route_to_channels(diagnostics: Sequence[Diagnostic], result: LintResult) -> None:
@@ -224,6 +232,11 @@ def _same_place(one: Diagnostic, other: Diagnostic) -> bool:
 
 def _apply_suppressions(result: LintResult, selection: Selection) -> None:
     files = [path for run in result.scan.runs for path in (run.path, *run.files, *run.configs)]
+    if not result.findings and not files and not result.scan.scanned:
+        return  # no finding to silence, no file that may hold a directive
+    # Imported here: the suppressions read files through trainlint.formats (tree-sitter, ~10 ms).
+    from trainlint.suppressions import apply_suppressions
+
     applied = apply_suppressions(_dedupe(result.findings), [*result.scan.scanned, *files])
     result.suppressed = [finding for finding, _ in applied.suppressed]
     result.findings = _dedupe([f for f in applied.findings + applied.unused if selection.allows_finding(f)])

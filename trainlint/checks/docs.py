@@ -7,7 +7,6 @@ A rule documents itself in its class docstring, in four `##` sections (What it d
 bad / Example / Fix safety); its tested examples (`Rule.examples`) are listed after them."""
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -91,6 +90,8 @@ def _fix_command(rule: Rule, example: Example) -> str:
 
 def _changed_lines(before: str, after: str) -> List[str]:
     """The removed and added lines of a file, without context or hunk headers: a fix changes a few."""
+    import difflib  # only where the documentation renders an example's fix
+
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return [line for line in diff if line[:1] in "-+" and not line.startswith(("---", "+++"))]
 

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from typing import FrozenSet, Iterable, Optional
 
-from packaging.version import InvalidVersion, Version
-
 from trainlint.checks._examples import TRAIN_PY
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Finding, Related, Setting, Severity, TrainingRun
@@ -97,6 +95,8 @@ def _abbreviates(name: str, accepted: FrozenSet[str]) -> bool:
 def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
     if pin is None or not isinstance(pin.value, str):
         return None
+    from packaging.version import InvalidVersion, Version  # only once a job pins transformers
+
     try:
         installed = Version(pin.value)
     except InvalidVersion:

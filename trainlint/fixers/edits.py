@@ -1,7 +1,6 @@
 """Byte edits: where they are, whether two of them collide, and what a file looks like after them."""
 from __future__ import annotations
 
-import difflib
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 from trainlint.core import Edit, Origin
@@ -86,6 +85,8 @@ def narrowed(path: str, data: bytes, start: int, end: int, new_text: str) -> Edi
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
     old = before.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = after.decode("utf-8", errors="replace").splitlines(keepends=True)
+    import difflib  # only for a diff that is shown (`fix --diff`, the fix preview)
+
     lines = []
     for line in difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

@@ -170,13 +170,14 @@ def recover_locked(root: Path) -> List[str]:
 def recover_paths(paths: Sequence["os.PathLike[str] | str"]) -> List[str]:
     """`recover` for the trees of the paths a command is given (and the working directory); each
     settled journal is also logged as a warning on the `trainlint` logger."""
-    import logging
-
     from trainlint.inputs import tree_roots  # not the resolution package: a stored check's result needs none of it
 
     cwd = Path.cwd().resolve()
     roots = list(dict.fromkeys([*tree_roots([Path(p) for p in paths] or [cwd], cwd), cwd]))
     messages = recover(roots)
-    for message in messages:
-        logging.getLogger("trainlint").warning("trainlint: %s", message)
+    if messages:
+        import logging  # ~5 ms, and almost every command has no interrupted fix to tell of
+
+        for message in messages:
+            logging.getLogger("trainlint").warning("trainlint: %s", message)
     return messages

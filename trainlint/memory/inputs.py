@@ -10,8 +10,6 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
-from packaging.version import InvalidVersion, Version
-
 from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unknown, Value
 from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec
@@ -392,6 +390,8 @@ def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
     pin = run.facts.transformers_pin
     if pin is None or not isinstance(pin.value, str):
         return None
+    from packaging.version import InvalidVersion, Version  # only once a job pins transformers
+
     try:
         return pin.value if Version(pin.value) < Version(SDPA_DEFAULT_SINCE) else None
     except InvalidVersion:

@@ -6,13 +6,25 @@ from __future__ import annotations
 
 import importlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from trainlint.cache import FactCache
-from trainlint.readers.deepspeed import read_json_config
-from trainlint.readers.shell import read_shell
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+
+def read_shell(path: Path) -> Any:
+    from trainlint.readers.shell import read_shell as read  # lazy: the shell reader (~12 ms) only when a script is read
+
+    return read(path)
+
+
+def read_json_config(path: Path) -> Any:
+    from trainlint.readers.deepspeed import read_json_config as read  # lazy: tree-sitter only when JSON is read
+
+    return read(path)
 
 
 def read_python(path: Path) -> Any:
@@ -30,8 +42,9 @@ def read_yaml_config(path: Path) -> Any:
 READERS: Dict[str, Callable[[Path], Any]] = {
     "shell": read_shell, "python": read_python, "yaml": read_yaml_config, "json": read_json_config,
 }
-# The readers whose parsers take long to import (libcst ~200 ms, ruamel), by kind.
-_SLOW_IMPORTS = {"python": "trainlint.readers.python", "yaml": "trainlint.readers.yaml"}
+# The readers imported on first use, by kind (libcst ~200 ms, ruamel, the shell reader, tree-sitter).
+_SLOW_IMPORTS = {"python": "trainlint.readers.python.loading", "yaml": "trainlint.readers.yaml",
+                 "shell": "trainlint.readers.shell", "json": "trainlint.readers.deepspeed"}
 
 # Below this many files a pool costs more to start than it saves.
 MIN_PARALLEL_FILES = 8
@@ -69,6 +82,9 @@ class ReadingPool:
         if self.processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
             return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
         if self._executor is None:
+            # Imported here: multiprocessing and concurrent.futures (~10 ms) only for a scan large enough to share.
+            from concurrent.futures import ProcessPoolExecutor
+
             _import_before_forking({kind for kind, _ in jobs})
             self._executor = ProcessPoolExecutor(max_workers=self.processes)
         kinds = [kind for kind, _ in jobs]

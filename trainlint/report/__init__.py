@@ -72,6 +72,12 @@ def render(report: Report, fmt: str, *, root: str = ".", color: bool = False, vi
     notes: List[str] = folded_lines(folded)
     visible = replace(report, findings=tuple(shown))
     if fmt == "full":
+        if not color and not visible.findings and not visible.unread and not notes:
+            # All the full format draws then is the summary line, unstyled without colour: rich (~20 ms to
+            # import) is not needed for it.
+            from trainlint.report.common import summary_line
+
+            return summary_line(visible, fix_command) + "\n"
         from trainlint.report.full import render_full
 
         return render_full(visible, root=root, color=color, notes=notes, fix_command=fix_command, width=width)

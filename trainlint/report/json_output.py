@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 from trainlint import __version__
 from trainlint.core import (
@@ -21,7 +21,6 @@ from trainlint.core import (
     Value,
 )
 from trainlint.knobs import K
-from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import (
     applicability_name,
     by_location,
@@ -31,6 +30,9 @@ from trainlint.report.common import (
     run_batch,
     severity_of,
 )
+
+if TYPE_CHECKING:
+    from trainlint.memory.plans import Plan, PortPlan  # the port plans (~10 ms) only for `estimate`'s document
 
 Json = Dict[str, Any]
 

@@ -23,7 +23,6 @@ from trainlint.core import (
 from trainlint.inputs import SKIP_DIRS
 from trainlint.readers.facts import Flow
 from trainlint.readers.source import display_path, resolving_once, safe_resolve
-from trainlint.resolution.runs import build_run, python_run, recipe_run
 from trainlint.resolution.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -115,6 +114,17 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
     result = Scan()
     files, problems = discover(paths, exclude)
     result.diagnostics.extend(problems)
+    if files:
+        _read_jobs(paths, files, workspace, result)
+    result.stamps = dict(workspace.stamps)
+    return result
+
+
+def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspace, result: Scan) -> None:
+    """Read `files` and add to `result` the jobs they launch, with the problems of each file."""
+    # Imported here: job assembly and the frameworks behind it (~25 ms) only once there are files to read.
+    from trainlint.resolution.runs import build_run, python_run, recipe_run
+
     explicit = named_files(paths)
     entries_seen = set()
     python_candidates: List[Path] = []
@@ -171,8 +181,6 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
         if run is not None:
             result.runs.append(run)
     result.graph_inputs = (tuple(result.runs), tuple(flows))
-    result.stamps = dict(workspace.stamps)
-    return result
 
 
 def _unread_parts(diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:

@@ -16,10 +16,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, file_kind
 from trainlint.inputs import note_folder, note_path, repo_root, tree_roots, within
-from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.requirements import read_pin
-from trainlint.readers.shell import read_shell
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
 from trainlint.readers.yaml_screen import may_hold_key, may_reach_bounds
 
@@ -177,7 +175,7 @@ class Workspace:
 
     # ------------------------------------------------------------ readers
     def shell(self, path: Path) -> ShellScript:
-        return self._read("shell", path, self._shell, read_shell,
+        return self._read("shell", path, self._shell, _read_shell,
                           lambda problem: ShellScript(path=problem.path, launches=(), diagnostics=(problem,)))
 
     def python(self, path: Path) -> PythonModule:
@@ -186,7 +184,7 @@ class Workspace:
 
     def config(self, path: Path) -> ConfigFile:
         is_yaml = file_kind(path) == FileKind.YAML
-        reader = _read_yaml_config if is_yaml else read_json_config
+        reader = _read_yaml_config if is_yaml else _read_json_config
         return self._read("yaml" if is_yaml else "json", path, self._config, reader,
                           lambda problem: _unread_config(problem, is_yaml))
 
@@ -350,6 +348,18 @@ class Workspace:
             self._modules[key] = resolve_import(dotted, str(importer), list(key[2]))
         found = self._modules[key]
         return Path(found) if found else None
+
+
+def _read_shell(path: Path) -> ShellScript:
+    from trainlint.readers.shell import read_shell  # lazy: the shell reader (~12 ms) only when a script is read
+
+    return read_shell(path)
+
+
+def _read_json_config(path: Path) -> ConfigFile:
+    from trainlint.readers.deepspeed import read_json_config  # lazy: tree-sitter only when a JSON file is read
+
+    return read_json_config(path)
 
 
 def _read_python(path: Path) -> PythonModule:
