@@ -1,67 +1,101 @@
 """The statements inside the functions libcst reads that it need not read either: the model surgery, data
 loading and logging around the few statements of an entry point that hold a setting.
 
-The collector walks only the statements the prefilter marks; what else reads a function's statements is
-- the scope lookups (`Context.assignments`): every binding of a name read by a kept statement (an
-  `eval_dataset=` value, a splatted data module and the entries of the dict it is bound to, the config handed to
-  `deepspeed.initialize`), with the branches around it;
-- the return statements of a function a trainer's `**` splat calls;
-- the calls under the main guard (`main_calls`), and the parse calls that bind the argument namespaces.
-A statement that is none of these, holds none of them and binds no name a kept statement reads (transitively:
-a kept binding's own names are read too) is handed to libcst as `pass` on its first line and blank lines after,
-so every other line keeps its number and text. A statement that does not start and end its lines alone (`a = 1;
-b = 2`, the body of `if x: y`, an `elif`) stays as written.
+The collector walks only the statements the prefilter marks. What else reads a function's statements:
+- the scope lookups (`Context.assignments`), of a name written as a trainer's `eval_dataset=`,
+  `compute_metrics=` or `preprocess_logits_for_metrics=`, as a `**` splat, as the `config=` of
+  `deepspeed.initialize`, or as an entry of a dict (the `eval_dataset` of a splatted data module): every binding
+  of the name in the scope, with the branches around it;
+- the return statements of a function (a trainer's `**` splat may call it);
+- the calls under the main guard (`main_calls`), and the parse calls binding argument namespaces (read from the
+  text when it is walked whole).
+A statement that is none of these, holds none of them and binds no name a kept statement looks up (a kept
+binding's own lookups included) is handed to libcst as `pass` on its first line and blank lines after, so every
+other line keeps its number and text. A statement that does not have its lines to itself (`a = 1; b = 2`, the
+body of `if x: y`, an `elif`) stays as written.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from trainlint.readers.python.context import PARSE_METHODS
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Keywords whose value, when a bare name, is looked up in its scope (eval_data.py, deepspeed_calls.py; a
+# `dict(eval_dataset=...)` entry too).
+LOOKED_UP_KEYWORDS = frozenset(
+    {"eval_dataset", "compute_metrics", "preprocess_logits_for_metrics", "config", "config_params"}
+)
 # A line, by number from 1: the first and the last of a statement handed to libcst as `pass`.
 Span = Tuple[int, int]
 
 
 def idle_statement_spans(
-    body: Sequence[ast.stmt], marked: FrozenSet[int], whole: FrozenSet[int], lines: Sequence[str]
+    body: Sequence[ast.stmt], marked: FrozenSet[int], builders: FrozenSet[int], lines: Sequence[str]
 ) -> List[Span]:
-    """The lines of the outermost statements, inside the marked statements, that libcst need not read. `whole`:
-    ids of top-level statements read as they are (the functions that may build an eval dict)."""
+    """The lines of the outermost statements, inside the marked statements, that libcst need not read.
+    `builders`: ids of the top-level functions that may return an eval dict (read, marked or not)."""
     module = _Scope(marked, lines)
     statements: List[ast.stmt] = []
     spans: List[Span] = []
     for statement in body:
         if isinstance(statement, FUNCTIONS):
-            if id(statement) in marked and id(statement) not in whole:
-                spans.extend(_Scope(marked, lines).idle_spans(statement.body))
+            if id(statement) in marked or id(statement) in builders:
+                spans.extend(_function_spans(statement, marked, lines))
             continue
         statements.append(statement)
         if id(statement) not in marked or isinstance(statement, ast.ClassDef):
-            module.fixed.add(id(statement))  # not narrowed: the text stays, only what it reads may matter
+            module.fixed.add(id(statement))  # not narrowed: the text stays, only what it looks up may matter
         elif isinstance(statement, ast.If) and _mentions_name(statement.test, "__name__"):
             module.guards.add(id(statement))  # every call under the main guard names a function the file runs
     return spans + module.idle_spans(statements)
 
 
+def _function_spans(function: ast.stmt, marked: FrozenSet[int], lines: Sequence[str]) -> List[Span]:
+    # a lookup from the header (a decorator, a default) is made in the function's own scope
+    return _Scope(marked, lines).idle_spans(function.body, _lookups(statement_parts(function)[0]))  # type: ignore
+
+
+def _definition_spans(definition: ast.stmt, marked: FrozenSet[int], lines: Sequence[str]) -> List[Span]:
+    """A marked function is narrowed; a marked class is read as written, its marked methods narrowed."""
+    if isinstance(definition, FUNCTIONS):
+        return _function_spans(definition, marked, lines)
+    spans: List[Span] = []
+    for statement in getattr(definition, "body", ()):
+        if isinstance(statement, FUNCTIONS) and id(statement) in marked:
+            spans.extend(_function_spans(statement, marked, lines))
+    return spans
+
+
 @dataclass
 class _Parts:
-    """One statement's own parts (a compound statement's header; a simple statement whole): the names they read
-    and bind, whether they alone keep the statement, and the statement's blocks."""
+    """One statement's own parts (a compound statement's header; a simple statement whole): the names looked up
+    from them and those they bind, whether they alone keep the statement, and the statement's blocks."""
 
-    names: FrozenSet[str]
+    looked_up: FrozenSet[str]
     bound: FrozenSet[str]
     needed: bool
     blocks: List[Sequence[ast.stmt]] = field(default_factory=list)
 
 
+@dataclass
+class _Walk:
+    """One pass over a scope. `read`: the names the kept statements look up, as the passes before found them;
+    `looked_up`: as this pass finds them; `spans`: the idle statements; `definitions`: the marked ones met."""
+
+    read: Set[str]
+    looked_up: Set[str] = field(default_factory=set)
+    spans: List[Span] = field(default_factory=list)
+    definitions: List[ast.stmt] = field(default_factory=list)
+
+
 class _Scope:
-    """The statements of one function (or of the module), nested blocks included: what a name lookup from a
-    kept statement of the scope may reach. The functions defined in it are scopes of their own. `fixed`: ids of
+    """The statements of one function (or of the module), nested blocks included: what a lookup from a kept
+    statement of the scope may reach. The functions defined in it are scopes of their own. `fixed`: ids of
     statements kept as written; `guards`: ids of main guards."""
 
     def __init__(self, marked: FrozenSet[int], lines: Sequence[str]):
@@ -72,58 +106,55 @@ class _Scope:
         self._parts: Dict[int, _Parts] = {}
         self._subtrees: Dict[int, _Parts] = {}
 
-    def idle_spans(self, body: Sequence[ast.stmt]) -> List[Span]:
-        read: Set[str] = set()
-        while True:  # until the names the kept statements read no longer grow
+    def idle_spans(self, body: Sequence[ast.stmt], looked_up: Iterable[str] = ()) -> List[Span]:
+        """`looked_up`: names looked up in the scope from outside its body (from a function's header)."""
+        read: Set[str] = set(looked_up)
+        while True:  # until the names the kept statements look up no longer grow
             walk = _Walk(read)
             for statement in body:
                 self._statement(statement, walk, id(statement) in self.guards)
-            if walk.names <= read:
+            if walk.looked_up <= read:
                 break
-            read |= walk.names
+            read |= walk.looked_up
         spans = walk.spans
         for definition in walk.definitions:
-            if isinstance(definition, FUNCTIONS):
-                spans.extend(_Scope(self._marked, self._lines).idle_spans(definition.body))
-            else:  # a marked class: its fields are read as written, its marked methods narrowed
-                for method in definition.body:
-                    if isinstance(method, FUNCTIONS) and id(method) in self._marked:
-                        spans.extend(_Scope(self._marked, self._lines).idle_spans(method.body))
+            spans.extend(_definition_spans(definition, self._marked, self._lines))
         return spans
 
-    def _statement(self, statement: ast.stmt, walk: "_Walk", guarded: bool) -> bool:
+    def _statement(self, statement: ast.stmt, walk: _Walk, guarded: bool) -> bool:
         """Adds the statement's idle spans to the walk; True when the statement stays."""
-        if id(statement) in self.fixed:
+        marked = id(statement) in self._marked
+        if id(statement) in self.fixed or (marked and isinstance(statement, ast.ClassDef)):
+            # a class's body looks names up in the enclosing function's scope
             subtree = self._subtree(statement)
-            if subtree.needed or id(statement) in self._marked or not subtree.bound.isdisjoint(walk.read):
-                walk.names.update(subtree.names)
-            if isinstance(statement, ast.ClassDef) and id(statement) in self._marked:
+            if subtree.needed or marked or not subtree.bound.isdisjoint(walk.read):
+                walk.looked_up.update(subtree.looked_up)
+            if marked and isinstance(statement, ast.ClassDef):
                 walk.definitions.append(statement)
             return True
         if isinstance(statement, DEFINITIONS):
-            # an idle one is reduced already (prefilter); a marked one stays, its header read, its body narrowed
-            if id(statement) in self._marked:
-                walk.names.update(_header_names(statement))
+            # an idle one is reduced already (prefilter); a marked function stays, its body a scope of its own
+            if marked:
+                walk.looked_up.update(_lookups(statement_parts(statement)[0]))
                 walk.definitions.append(statement)
-            return True
+            return marked
         parts = self._parts_of(statement, guarded)
         inner = _Walk(walk.read)
         inner_kept = False
         for block in parts.blocks:
             for child in block:
                 inner_kept = self._statement(child, inner, guarded) or inner_kept
-        walk.names.update(inner.names)
+        walk.looked_up.update(inner.looked_up)
         walk.definitions.extend(inner.definitions)
-        if parts.needed or inner_kept or id(statement) in self._marked or not parts.bound.isdisjoint(walk.read):
-            walk.names.update(parts.names)
+        if parts.needed or inner_kept or marked or not parts.bound.isdisjoint(walk.read):
+            walk.looked_up.update(parts.looked_up)
             walk.spans.extend(inner.spans)
             return True
         span = _whole_lines(statement, self._lines)
-        if span is None:  # shares a line with other code: it stays as written, with what it reads
-            walk.names.update(self._subtree(statement).names)
+        if span is None:  # shares a line with other code: it goes with the statement around it, or stays
             walk.spans.extend(inner.spans)
-            return True
-        walk.spans.append(span)
+        else:
+            walk.spans.append(span)
         return False
 
     def _parts_of(self, statement: ast.stmt, guarded: bool) -> _Parts:
@@ -144,30 +175,32 @@ class _Scope:
         return found
 
 
-@dataclass
-class _Walk:
-    """One pass over a scope: the names the kept statements read, the idle spans, the marked definitions met.
-    `read`: the names the kept statements read, as the passes before found them."""
-
-    read: Set[str]
-    names: Set[str] = field(default_factory=set)
-    spans: List[Span] = field(default_factory=list)
-    definitions: List[ast.stmt] = field(default_factory=list)
-
-
 def _read(statement: ast.stmt, own: Sequence[ast.AST], guarded: bool) -> _Parts:
-    names: Set[str] = set()
     bound: Set[str] = set()
     needed = isinstance(statement, ast.Return) or _binds_parsed_namespace(statement)
     for part in own:
         for node in ast.walk(part):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-                if isinstance(node.ctx, ast.Store):
-                    bound.add(node.id)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
             elif guarded and isinstance(node, ast.Call):
                 needed = True
-    return _Parts(frozenset(names), frozenset(bound), needed)
+    return _Parts(frozenset(_lookups(own)), frozenset(bound), needed)
+
+
+def _lookups(parts: Iterable[ast.AST]) -> Set[str]:
+    """The names the extractors may look up in the scope, as written in these parts (a superset: any call's
+    looked-up keyword, any splat, any dict entry)."""
+    names: Set[str] = set()
+    for part in parts:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Call):
+                for keyword in node.keywords:
+                    looked_up = keyword.arg is None or keyword.arg in LOOKED_UP_KEYWORDS  # `**name`, or a keyword
+                    if looked_up and isinstance(keyword.value, ast.Name):
+                        names.add(keyword.value.id)
+            elif isinstance(node, ast.Dict):
+                names.update(value.id for value in node.values if isinstance(value, ast.Name))
+    return names
 
 
 def statement_parts(statement: ast.stmt) -> Tuple[List[ast.AST], List[Sequence[ast.stmt]]]:
@@ -190,16 +223,6 @@ def statement_parts(statement: ast.stmt) -> Tuple[List[ast.AST], List[Sequence[a
     return own, blocks
 
 
-def _header_names(definition: ast.stmt) -> Set[str]:
-    """The names a definition's header reads (decorators, defaults, annotations, bases): in its enclosing
-    scope's text, they may be looked up there."""
-    names: Set[str] = set()
-    own, _ = statement_parts(definition)
-    for part in own:
-        names.update(node.id for node in ast.walk(part) if isinstance(node, ast.Name))
-    return names
-
-
 def _binds_parsed_namespace(statement: ast.stmt) -> bool:
     """`args = parser.parse_args()`: the names an argument namespace is bound to are read from the text when it is
     walked whole."""
@@ -214,8 +237,8 @@ def _mentions_name(expression: ast.expr, name: str) -> bool:
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expression))
 
 
-def _whole_lines(statement: ast.stmt, lines: Sequence[str]) -> "Span | None":
-    """The statement's lines when it alone is written on them (nothing before it on its first line, nothing but a
+def _whole_lines(statement: ast.stmt, lines: Sequence[str]) -> Optional[Span]:
+    """The statement's lines when it has them to itself (nothing before it on its first line, nothing but a
     comment after it on its last), else None."""
     first, last = statement.lineno, statement.end_lineno
     if last is None or statement.end_col_offset is None:
