@@ -48,10 +48,14 @@ def idle_statement_spans(
                 spans.extend(_function_spans(statement, marked, lines))
             continue
         statements.append(statement)
-        if id(statement) not in marked or isinstance(statement, ast.ClassDef):
-            module.fixed.add(id(statement))  # not narrowed: the text stays, only what it looks up may matter
-        elif isinstance(statement, ast.If) and _mentions_name(statement.test, "__name__"):
-            module.guards.add(id(statement))  # every call under the main guard names a function the file runs
+        if isinstance(statement, ast.ClassDef):
+            if id(statement) in marked:
+                module.fixed.add(id(statement))  # its fields are read as written
+        elif not statement_parts(statement)[1] or (
+            isinstance(statement, ast.If) and _mentions_name(statement.test, "__name__")
+        ):
+            # every call of a top-level line and under the main guard may name a function the file runs
+            module.guards.add(id(statement))
     return spans + module.idle_spans(statements)
 
 
