@@ -65,13 +65,20 @@ def _function_spans(function: ast.stmt, marked: FrozenSet[int], lines: Sequence[
 
 
 def _definition_spans(definition: ast.stmt, marked: FrozenSet[int], lines: Sequence[str]) -> List[Span]:
-    """A marked function is narrowed; a marked class is read as written, its marked methods narrowed."""
+    """A marked function is narrowed. In a marked class, the fields (`x: int = 1`, a dataclass's) and the marked
+    statements stay, the marked methods narrowed; the rest (docstrings, class attributes) binds nothing a lookup
+    reads (a class body is no scope of the tables) and is not walked."""
     if isinstance(definition, FUNCTIONS):
         return _function_spans(definition, marked, lines)
     spans: List[Span] = []
     for statement in getattr(definition, "body", ()):
-        if isinstance(statement, FUNCTIONS) and id(statement) in marked:
-            spans.extend(_function_spans(statement, marked, lines))
+        if id(statement) in marked:
+            if isinstance(statement, DEFINITIONS):
+                spans.extend(_definition_spans(statement, marked, lines))
+        elif not isinstance(statement, (ast.AnnAssign,) + DEFINITIONS):  # idle definitions are reduced already
+            span = _whole_lines(statement, lines)
+            if span is not None:
+                spans.append(span)
     return spans
 
 
