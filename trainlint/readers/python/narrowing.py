@@ -39,13 +39,14 @@ def idle_statement_spans(
 ) -> List[Span]:
     """The lines of the outermost statements, inside the marked statements, that libcst need not read.
     `builders`: ids of the top-level functions that may return an eval dict (read, marked or not)."""
-    module = _Scope(marked, lines)
+    file = _File(marked, lines)
+    module = _Scope(file)
     statements: List[ast.stmt] = []
     spans: List[Span] = []
     for statement in body:
         if isinstance(statement, FUNCTIONS):
             if id(statement) in marked or id(statement) in builders:
-                spans.extend(_function_spans(statement, marked, lines))
+                spans.extend(file.function_spans(statement))
             continue
         statements.append(statement)
         if isinstance(statement, ast.ClassDef):
@@ -56,30 +57,46 @@ def idle_statement_spans(
         ):
             # every call of a top-level line and under the main guard may name a function the file runs
             module.guards.add(id(statement))
-    return spans + module.idle_spans(statements)
+    while True:  # the functions it finds may look names up in the module's scope
+        looked_up = set(file.looked_up)
+        module_spans = module.idle_spans(statements, looked_up)
+        if file.looked_up <= looked_up:
+            return spans + module_spans
 
 
-def _function_spans(function: ast.stmt, marked: FrozenSet[int], lines: Sequence[str]) -> List[Span]:
-    # a lookup from the header (a decorator, a default) is made in the function's own scope
-    return _Scope(marked, lines).idle_spans(function.body, _lookups(statement_parts(function)[0]))  # type: ignore
+class _File:
+    """What the scopes of one module share. `looked_up`: every name a function's kept statements look up, which
+    a lookup may make in the module's scope (a node the collector has not reached yet has no parent recorded,
+    and its scope is the module: a trainer's `eval_dataset=` value)."""
 
+    def __init__(self, marked: FrozenSet[int], lines: Sequence[str]):
+        self.marked = marked
+        self.lines = lines
+        self.looked_up: Set[str] = set()
 
-def _definition_spans(definition: ast.stmt, marked: FrozenSet[int], lines: Sequence[str]) -> List[Span]:
-    """A marked function is narrowed. In a marked class, the fields (`x: int = 1`, a dataclass's) and the marked
-    statements stay, the marked methods narrowed; the rest (docstrings, class attributes) binds nothing a lookup
-    reads (a class body is no scope of the tables) and is not walked."""
-    if isinstance(definition, FUNCTIONS):
-        return _function_spans(definition, marked, lines)
-    spans: List[Span] = []
-    for statement in getattr(definition, "body", ()):
-        if id(statement) in marked:
-            if isinstance(statement, DEFINITIONS):
-                spans.extend(_definition_spans(statement, marked, lines))
-        elif not isinstance(statement, (ast.AnnAssign,) + DEFINITIONS):  # idle definitions are reduced already
-            span = _whole_lines(statement, lines)
-            if span is not None:
-                spans.append(span)
-    return spans
+    def function_spans(self, function: ast.stmt) -> List[Span]:
+        # a lookup from the header (a decorator, a default) is made in the function's own scope
+        scope = _Scope(self)
+        spans = scope.idle_spans(function.body, _lookups(statement_parts(function)[0]))  # type: ignore[attr-defined]
+        self.looked_up |= scope.read
+        return spans
+
+    def definition_spans(self, definition: ast.stmt) -> List[Span]:
+        """A marked function is narrowed. In a marked class, the fields (`x: int = 1`, a dataclass's) and the
+        marked statements stay, the marked methods narrowed; the rest (docstrings, class attributes) binds nothing
+        a lookup reads (a class body is no scope of the tables) and is not walked."""
+        if isinstance(definition, FUNCTIONS):
+            return self.function_spans(definition)
+        spans: List[Span] = []
+        for statement in getattr(definition, "body", ()):
+            if id(statement) in self.marked:
+                if isinstance(statement, DEFINITIONS):
+                    spans.extend(self.definition_spans(statement))
+            elif not isinstance(statement, (ast.AnnAssign,) + DEFINITIONS):  # idle definitions are reduced already
+                span = _whole_lines(statement, self.lines)
+                if span is not None:
+                    spans.append(span)
+        return spans
 
 
 @dataclass
@@ -109,9 +126,11 @@ class _Scope:
     statement of the scope may reach. The functions defined in it are scopes of their own. `fixed`: ids of
     statements kept as written; `guards`: ids of main guards."""
 
-    def __init__(self, marked: FrozenSet[int], lines: Sequence[str]):
-        self._marked = marked
-        self._lines = lines
+    def __init__(self, file: _File):
+        self._file = file
+        self._marked = file.marked
+        self._lines = file.lines
+        self.read: Set[str] = set()
         self.fixed: Set[int] = set()
         self.guards: Set[int] = set()
         self._parts: Dict[int, _Parts] = {}
@@ -127,9 +146,10 @@ class _Scope:
             if walk.looked_up <= read:
                 break
             read |= walk.looked_up
+        self.read = read
         spans = walk.spans
         for definition in walk.definitions:
-            spans.extend(_definition_spans(definition, self._marked, self._lines))
+            spans.extend(self._file.definition_spans(definition))
         return spans
 
     def _statement(self, statement: ast.stmt, walk: _Walk, guarded: bool) -> bool:
