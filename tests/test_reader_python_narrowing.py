@@ -176,3 +176,13 @@ def test_the_scope_lookups_are_those_the_narrowing_keeps_bindings_for():
 
     assert optional == {"eval_dataset", "compute_metrics", "preprocess_logits_for_metrics"}
     assert optional | set(_CONFIG_KEYWORDS) <= LOOKED_UP_KEYWORDS
+
+
+def test_statements_nested_too_deep_for_a_walk_stay_for_it_to_say_so():
+    chain = "x = " + "+".join(["1"] * 300)
+    pieces = "y = (" + " ".join(['"a"'] * 300) + ")"
+    table = "NAMES = [\n" + "".join(f'    "{n}",\n' for n in range(300)) + "]"
+    text = "\n".join([chain, pieces, table, ""])
+    reduced = plan_module(text).text.split("\n")
+    assert reduced[:2] == [chain, pieces]
+    assert reduced[2] == "pass"  # long, but shallow

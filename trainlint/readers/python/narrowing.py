@@ -18,8 +18,10 @@ body of `if x: y`, an `elif`) stays as written.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from trainlint.readers.python.context import PARSE_METHODS
 
@@ -32,6 +34,11 @@ LOOKED_UP_KEYWORDS = frozenset(
 )
 # A line, by number from 1: the first and the last of a statement handed to libcst as `pass`.
 Span = Tuple[int, int]
+# A statement nested deeper than this (or concatenating more strings) stays: the walks over libcst's tree recurse,
+# and where one would exhaust the stack reading the whole text, the file is reported unanalysable as before.
+MAX_IDLE_DEPTH = 40
+# Fewer characters than this cannot nest that deep.
+SHORT_LINE_CHARS = 100
 
 
 def idle_statement_spans(
@@ -50,8 +57,7 @@ def idle_statement_spans(
             continue
         statements.append(statement)
         if isinstance(statement, ast.ClassDef):
-            if id(statement) in marked:
-                module.fixed.add(id(statement))  # its fields are read as written
+            pass  # a marked class stays (its fields are read as written), an idle one is reduced already
         elif not statement_parts(statement)[1] or (
             isinstance(statement, ast.If) and _mentions_name(statement.test, "__name__")
         ):
@@ -77,7 +83,8 @@ class _File:
     def function_spans(self, function: ast.stmt) -> List[Span]:
         # a lookup from the header (a decorator, a default) is made in the function's own scope
         scope = _Scope(self)
-        spans = scope.idle_spans(function.body, _lookups(statement_parts(function)[0]))  # type: ignore[attr-defined]
+        header = _lookups(_walk_parts(statement_parts(function)[0]))
+        spans = scope.idle_spans(function.body, header)  # type: ignore[attr-defined]
         self.looked_up |= scope.read
         return spans
 
@@ -101,13 +108,13 @@ class _File:
 
 @dataclass
 class _Parts:
-    """One statement's own parts (a compound statement's header; a simple statement whole): the names looked up
-    from them and those they bind, whether they alone keep the statement, and the statement's blocks."""
+    """One statement's own parts (a compound statement's header; a simple statement whole), the names it binds as
+    the scope tables record them, whether the parts alone keep the statement, and the statement's blocks."""
 
-    looked_up: FrozenSet[str]
+    own: List[ast.AST]
     bound: FrozenSet[str]
     needed: bool
-    blocks: List[Sequence[ast.stmt]] = field(default_factory=list)
+    blocks: List[Sequence[ast.stmt]]
 
 
 @dataclass
@@ -123,18 +130,18 @@ class _Walk:
 
 class _Scope:
     """The statements of one function (or of the module), nested blocks included: what a lookup from a kept
-    statement of the scope may reach. The functions defined in it are scopes of their own. `fixed`: ids of
-    statements kept as written; `guards`: ids of main guards."""
+    statement of the scope may reach. The functions defined in it are scopes of their own. `guards`: ids of
+    the statements whose calls stay (top-level lines, main guards)."""
 
     def __init__(self, file: _File):
         self._file = file
         self._marked = file.marked
         self._lines = file.lines
         self.read: Set[str] = set()
-        self.fixed: Set[int] = set()
         self.guards: Set[int] = set()
         self._parts: Dict[int, _Parts] = {}
-        self._subtrees: Dict[int, _Parts] = {}
+        self._lookups: Dict[int, FrozenSet[str]] = {}
+        self._spans: Dict[int, Optional[Span]] = {}
 
     def idle_spans(self, body: Sequence[ast.stmt], looked_up: Iterable[str] = ()) -> List[Span]:
         """`looked_up`: names looked up in the scope from outside its body (from a function's header)."""
@@ -155,18 +162,11 @@ class _Scope:
     def _statement(self, statement: ast.stmt, walk: _Walk, guarded: bool) -> bool:
         """Adds the statement's idle spans to the walk; True when the statement stays."""
         marked = id(statement) in self._marked
-        if id(statement) in self.fixed or (marked and isinstance(statement, ast.ClassDef)):
-            # a class's body looks names up in the enclosing function's scope
-            subtree = self._subtree(statement)
-            if subtree.needed or marked or not subtree.bound.isdisjoint(walk.read):
-                walk.looked_up.update(subtree.looked_up)
-            if marked and isinstance(statement, ast.ClassDef):
-                walk.definitions.append(statement)
-            return True
         if isinstance(statement, DEFINITIONS):
-            # an idle one is reduced already (prefilter); a marked function stays, its body a scope of its own
+            # an idle one is reduced already (prefilter); a marked one stays: a function's body is a scope of its
+            # own, a class's body looks names up in the enclosing scope
             if marked:
-                walk.looked_up.update(_lookups(statement_parts(statement)[0]))
+                walk.looked_up.update(self._definition_lookups(statement))
                 walk.definitions.append(statement)
             return marked
         parts = self._parts_of(statement, guarded)
@@ -178,10 +178,12 @@ class _Scope:
         walk.looked_up.update(inner.looked_up)
         walk.definitions.extend(inner.definitions)
         if parts.needed or inner_kept or marked or not parts.bound.isdisjoint(walk.read):
-            walk.looked_up.update(parts.looked_up)
+            walk.looked_up.update(self._looked_up(statement, parts.own))
             walk.spans.extend(inner.spans)
             return True
-        span = _whole_lines(statement, self._lines)
+        if id(statement) not in self._spans:  # the same in every pass
+            self._spans[id(statement)] = _whole_lines(statement, self._lines)
+        span = self._spans[id(statement)]
         if span is None:  # shares a line with other code: it goes with the statement around it, or stays
             walk.spans.extend(inner.spans)
         else:
@@ -192,46 +194,72 @@ class _Scope:
         found = self._parts.get(id(statement))
         if found is None:
             own, blocks = statement_parts(statement)
-            found = _read(statement, own, guarded)
-            found.blocks = blocks
+            needed = isinstance(statement, ast.Return) or _binds_parsed_namespace(statement) or (
+                guarded and any(isinstance(node, ast.Call) for node in _walk_parts(own))
+            )
+            found = _Parts(own, _bound(statement), needed, blocks)
             self._parts[id(statement)] = found
         return found
 
-    def _subtree(self, statement: ast.stmt) -> _Parts:
-        found = self._subtrees.get(id(statement))
+    def _looked_up(self, statement: ast.stmt, own: Sequence[ast.AST]) -> FrozenSet[str]:
+        found = self._lookups.get(id(statement))
         if found is None:
-            found = _read(statement, [statement], guarded=False)
-            found.needed = found.needed or any(isinstance(node, ast.Return) for node in ast.walk(statement))
-            self._subtrees[id(statement)] = found
+            found = _lookups(_walk_parts(own))
+            self._lookups[id(statement)] = found
+        return found
+
+    def _definition_lookups(self, definition: ast.stmt) -> FrozenSet[str]:
+        """What a definition looks up in the enclosing scope: from a function's header; from a class, outside the
+        bodies of its methods (a method's lookups are its own, or the module's: see _File)."""
+        found = self._lookups.get(id(definition))
+        if found is None:
+            found = _lookups(_outside_functions(definition))
+            self._lookups[id(definition)] = found
         return found
 
 
-def _read(statement: ast.stmt, own: Sequence[ast.AST], guarded: bool) -> _Parts:
-    bound: Set[str] = set()
-    needed = isinstance(statement, ast.Return) or _binds_parsed_namespace(statement)
-    for part in own:
-        for node in ast.walk(part):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                bound.add(node.id)
-            elif guarded and isinstance(node, ast.Call):
-                needed = True
-    return _Parts(frozenset(_lookups(own)), frozenset(bound), needed)
+def _lookups(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
+    """The names the extractors may look up in the scope, written in these nodes (a superset: any call's
+    looked-up keyword or `**` splat, any dict entry)."""
+    looked_up: Set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if (keyword.arg is None or keyword.arg in LOOKED_UP_KEYWORDS) and isinstance(keyword.value, ast.Name):
+                    looked_up.add(keyword.value.id)
+        elif isinstance(node, ast.Dict):
+            looked_up.update(value.id for value in node.values if isinstance(value, ast.Name))
+    return frozenset(looked_up)
 
 
-def _lookups(parts: Iterable[ast.AST]) -> Set[str]:
-    """The names the extractors may look up in the scope, as written in these parts (a superset: any call's
-    looked-up keyword, any splat, any dict entry)."""
-    names: Set[str] = set()
+def _bound(statement: ast.stmt) -> FrozenSet[str]:
+    """The names in the targets the scope tables record (context.py's _AssignmentIndex: assignments, `for` and
+    `with ... as` targets), and any other name written in them."""
+    targets: List[ast.AST] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        targets = [statement.target]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    return frozenset(node.id for node in _walk_parts(targets) if isinstance(node, ast.Name))
+
+
+def _walk_parts(parts: Iterable[ast.AST]) -> Iterator[ast.AST]:
     for part in parts:
-        for node in ast.walk(part):
-            if isinstance(node, ast.Call):
-                for keyword in node.keywords:
-                    looked_up = keyword.arg is None or keyword.arg in LOOKED_UP_KEYWORDS  # `**name`, or a keyword
-                    if looked_up and isinstance(keyword.value, ast.Name):
-                        names.add(keyword.value.id)
-            elif isinstance(node, ast.Dict):
-                names.update(value.id for value in node.values if isinstance(value, ast.Name))
-    return names
+        yield from ast.walk(part)
+
+
+def _outside_functions(definition: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of a definition, the bodies of the functions in it (itself included) left out."""
+    stack: List[ast.AST] = [definition]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, FUNCTIONS):
+            stack.extend(statement_parts(node)[0])
+        else:
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def statement_parts(statement: ast.stmt) -> Tuple[List[ast.AST], List[Sequence[ast.stmt]]]:
@@ -281,4 +309,43 @@ def _whole_lines(statement: ast.stmt, lines: Sequence[str]) -> Optional[Span]:
     rest = lines[last - 1].encode("utf-8", "surrogatepass")[statement.end_col_offset :].strip()
     if rest and not rest.startswith(b"#"):
         return None
-    return first, last
+    return (first, last) if _shallow(statement, lines) else None
+
+
+def _shallow(statement: ast.stmt, lines: Sequence[str]) -> bool:
+    """True when libcst's tree of the statement cannot be deep: within MAX_IDLE_DEPTH levels of the stdlib's, no
+    string made of more than MAX_IDLE_DEPTH pieces (libcst nests each one)."""
+    if sum(len(line) for line in lines[statement.lineno - 1 : statement.end_lineno]) < SHORT_LINE_CHARS:
+        return True
+    stack: List[Tuple[ast.AST, int]] = [(statement, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_IDLE_DEPTH:
+            return False
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            # a triple-quoted piece takes six quotes; a text holding quotes is tokenized to count its pieces
+            if _quotes(node, lines) > 6 * MAX_IDLE_DEPTH and _pieces(node, lines) > MAX_IDLE_DEPTH:
+                return False
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return True
+
+
+def _quotes(constant: ast.Constant, lines: Sequence[str]) -> int:
+    """The quote characters a string constant is written with (at least two a piece)."""
+    if constant.end_lineno is None or constant.end_col_offset is None:
+        return 0
+    written = lines[constant.lineno - 1 : constant.end_lineno]
+    return sum(line.count('"') + line.count("'") for line in written)
+
+
+def _pieces(constant: ast.Constant, lines: Sequence[str]) -> int:
+    """The string tokens a constant is written with (`"a" "b"` is one constant of two)."""
+    encoded = [line.encode("utf-8", "surrogatepass") for line in lines[constant.lineno - 1 : constant.end_lineno]]
+    encoded[-1] = encoded[-1][: constant.end_col_offset]
+    encoded[0] = encoded[0][constant.col_offset :]
+    written = b"\n".join(encoded).decode("utf-8", "surrogatepass")
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO("(" + written + ")").readline)
+        return sum(1 for token in tokens if token.type == tokenize.STRING)
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return MAX_IDLE_DEPTH + 1
