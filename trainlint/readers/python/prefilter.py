@@ -31,6 +31,7 @@ from trainlint.readers.python.argument_classes import HF_PARSERS
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
 from trainlint.readers.python.lazy_positions import Anchor
+from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
 from trainlint.readers.python.overrides import LORA_CONVERSION
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
@@ -125,7 +126,10 @@ def plan_module(text: str, tree: Optional[ast.Module] = None) -> Optional[Plan]:
     kept = {id(statement) for statement in tree.body if getattr(statement, "name", None) in builders}
     reduced = text
     if not TAB_INDENT.search(text):  # libcst's tokenizer may reject tab indentation Python takes: let it see all
-        reduced = _reduced_text(text, _idle_definitions(tree.body, marked | kept))
+        lines = text.split("\n")
+        spans = _definition_spans(lines, _idle_definitions(tree.body, marked | kept))
+        spans += idle_statement_spans(tree.body, marked, frozenset(kept), lines)
+        reduced = _reduced_text(lines, spans)
     return Plan(tree, reduced, marked, builders, args_names)
 
 
@@ -198,7 +202,7 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
     def mark(statements: Sequence[ast.stmt]) -> bool:  # recursive by block only: Python nests at most 100
         found = False
         for statement in statements:
-            own, blocks = _statement_parts(statement)
+            own, blocks = statement_parts(statement)
             hit = _holds_setting(statement, args_names)
             if not hit and (blocks or calls.between(statement.lineno, statement.end_lineno or statement.lineno)):
                 hit = any(_holds_call(part) for part in own)  # a compound statement's header is short
@@ -213,26 +217,6 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
     return frozenset(marked)
 
 
-def _statement_parts(statement: ast.stmt) -> Tuple[List[ast.AST], List[Sequence[ast.stmt]]]:
-    """A statement's own expressions (a compound statement's header), and its blocks of statements."""
-    own: List[ast.AST] = []
-    blocks: List[Sequence[ast.stmt]] = []
-    for _, value in ast.iter_fields(statement):
-        if isinstance(value, ast.AST):
-            own.append(value)
-        elif isinstance(value, list) and value:
-            if isinstance(value[0], ast.stmt):
-                blocks.append(value)
-            elif isinstance(value[0], (ast.excepthandler, ast.match_case)):
-                for part in value:
-                    own.extend(child for name, child in ast.iter_fields(part) if name != "body"
-                               and isinstance(child, ast.AST))
-                    blocks.append(part.body)
-            else:
-                own.extend(child for child in value if isinstance(child, ast.AST))
-    return own, blocks
-
-
 def _holds_call(expression: ast.AST) -> bool:
     return any(
         isinstance(node, ast.Call) and _dispatched(_last_name(node.func)) for node in ast.walk(expression)
@@ -244,7 +228,7 @@ def _all_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     while stack:
         statement = stack.pop()
         yield statement
-        for block in reversed(_statement_parts(statement)[1]):
+        for block in reversed(statement_parts(statement)[1]):
             stack.extend(reversed(block))
 
 
@@ -353,16 +337,26 @@ def _idle_definitions(body: Sequence[ast.stmt], keep: FrozenSet[int]) -> List[as
     return idle
 
 
-def _reduced_text(text: str, idle: Iterable[ast.stmt]) -> str:
-    """The text with each idle definition reduced to `pass` on its first line and blank lines to its last."""
-    lines = text.split("\n")
+def _definition_spans(lines: Sequence[str], idle: Iterable[ast.stmt]) -> List[Span]:
+    """The lines of each idle definition, its decorators included; none for a decorator written across lines."""
+    spans: List[Span] = []
     for definition in idle:
         first = min([definition.lineno] + [decorator.lineno for decorator in definition.decorator_list])
-        last = definition.end_lineno or definition.lineno
+        code = lines[first - 1].lstrip(" \t\f")
+        if code.startswith("@" if definition.decorator_list else ("def", "async", "class")):
+            spans.append((first, definition.end_lineno or definition.lineno))
+    return spans
+
+
+def _reduced_text(lines: List[str], spans: Iterable[Span]) -> str:
+    """The text with each outermost span reduced to `pass` on its first line and blank lines to its last."""
+    reached = 0
+    for first, last in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if first <= reached:
+            continue  # inside a span reduced already
+        reached = last
         opening = lines[first - 1]
         code = opening.lstrip(" \t\f")
-        if not code.startswith("@" if definition.decorator_list else ("def", "async", "class")):
-            continue  # a decorator written across lines: keep the definition as it is
         lines[first - 1] = opening[: len(opening) - len(code)] + "pass" + ("\r" if opening.endswith("\r") else "")
         for index in range(first, last):
             lines[index] = "\r" if lines[index].endswith("\r") else ""
