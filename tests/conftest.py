@@ -47,3 +47,15 @@ class Cli:
 @pytest.fixture
 def cli(capsys, monkeypatch) -> Cli:
     return Cli(capsys, monkeypatch)
+
+
+def read_python_whole(path: Path):
+    """A Python file's facts read the slow way: the whole module parsed, positioned and walked by libcst, with
+    no prefilter. The fast reader must give the same."""
+    import libcst as cst
+
+    from trainlint.readers.python import loading
+    from trainlint.readers.source import read_source
+
+    source = read_source(path)
+    return loading._walk_whole(source, False, cst.parse_module(source.text))

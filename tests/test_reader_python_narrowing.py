@@ -6,13 +6,12 @@ import ast
 import textwrap
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
-from trainlint.readers.python import loading, read_python
+from tests.conftest import read_python_whole
+from trainlint.readers.python import read_python
 from trainlint.readers.python.narrowing import LOOKED_UP_KEYWORDS
 from trainlint.readers.python.prefilter import plan_module
-from trainlint.readers.source import read_source
 
 PACKAGE = Path(__file__).resolve().parent.parent / "trainlint" / "readers" / "python"
 
@@ -80,18 +79,12 @@ if __name__ == "__main__":
 '''
 
 
-def _whole(path: Path):
-    """The facts read the slow way: the whole module parsed, positioned and walked by libcst."""
-    source = read_source(path)
-    return loading._walk_whole(source, False, cst.parse_module(source.text))
-
-
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_narrowed_functions_give_the_facts_of_the_whole_module(tmp_path, newline):
     path = tmp_path / "train.py"
     path.write_bytes(ENTRY.replace("\n", newline).encode("utf-8"))
     narrowed = read_python(path)
-    assert narrowed == _whole(path)
+    assert narrowed == read_python_whole(path)
     (trainer,) = narrowed.trainer_calls
     assert "depending on the branch taken" in trainer.eval_dataset.value.reason  # both bindings of held_out stay
     assert trainer.compute_metrics.value is None
@@ -107,7 +100,8 @@ def test_statements_that_hold_nothing_reach_libcst_as_pass_on_the_same_lines():
     changed = {before.strip(): after for before, after in zip(original, reduced) if before != after}
     for idle in ('"""Fine-tunes a model."""', "TABLE = [", "if torch.cuda.is_available():", "train = load(split)",
                  "logging.basicConfig(level=logging.INFO)", "for handler in logger.handlers:",
-                 "with torch.no_grad():", 'logger.info("done")', 'logger.info("zero 3")', 'banner = "train"', "trainer.train()"):
+                 "with torch.no_grad():", 'logger.info("done")', 'logger.info("zero 3")', 'banner = "train"',
+                 "trainer.train()"):
         assert changed[idle].strip() == "pass", idle
     assert changed['("a", 1),'] == changed["handler.setLevel(logging.INFO)"] == ""
     kept = {line for line in original if line not in changed.values()} & set(reduced)

@@ -3,16 +3,15 @@ walked, positions rendered one statement at a time): the facts must be those of 
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from trainlint.readers.python import loading, read_python
+from tests.conftest import read_python_whole
+from trainlint.readers.python import read_python
 from trainlint.readers.python.lazy_positions import CountingCodegenState
 from trainlint.readers.python.prefilter import plan_module
-from trainlint.readers.source import read_source
 
 ENTRY = '''\
 import argparse
@@ -81,19 +80,12 @@ if __name__ == "__main__":
 '''
 
 
-def _whole(path: Path):
-    """The facts read the slow way: the whole module parsed, positioned and walked by libcst."""
-    source = read_source(path)
-    module = cst.parse_module(source.text)
-    return loading._walk_whole(source, False, module)
-
-
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_narrowed_reading_gives_the_facts_of_the_whole_module(tmp_path, newline):
     path = tmp_path / "train.py"
     path.write_bytes(ENTRY.replace("\n", newline).encode("utf-8"))
     narrowed = read_python(path)
-    assert narrowed == _whole(path)
+    assert narrowed == read_python_whole(path)
     assert [field.name for field in narrowed.argparse_args] == ["lr"]
     overridden = {override.name for override in narrowed.overrides}
     assert overridden >= {"gradient_checkpointing", "per_device_train_batch_size"}
@@ -137,7 +129,7 @@ def test_non_ascii_and_decorated_functions_keep_exact_origins(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(text, encoding="utf-8")
     narrowed = read_python(path)
-    assert narrowed == _whole(path)
+    assert narrowed == read_python_whole(path)
     (call,) = narrowed.config_calls
     accumulation = next(k for k in call.keywords if k.name == "gradient_accumulation_steps")
     assert path.read_bytes()[accumulation.setting.origin.start_byte : accumulation.setting.origin.end_byte] == b"4"

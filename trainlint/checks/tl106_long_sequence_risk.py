@@ -6,11 +6,11 @@ from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     LONG_ROWS_NOTE,
     assumption_note,
-    data_dependent_length,
     fitting_length,
     grounded,
     on_gpu,
     over_capacity,
+    rows_fill_the_limit,
     training_estimate,
     verdict_severity,
 )
@@ -90,7 +90,7 @@ class LongSequenceRisk(Rule):
         fix = Fix(Applicability.DISPLAY_ONLY,
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
         severity = verdict_severity(ctx, self.severity, run)
-        if data_dependent_length(run, ctx.gpu, 1, single) is not None:
+        if fitting is not None and not rows_fill_the_limit(run):  # as data_dependent_length, reusing `fitting`
             message += f" ({LONG_ROWS_NOTE.format(fits=fitting)})"
             severity = Severity.WARNING  # a risk of the data, not a certainty
         yield self.finding(run, message, severity=severity, at=run.setting(K.MAX_SEQ_LENGTH), fix=fix)
