@@ -181,8 +181,9 @@ def fitting_length(run: TrainingRun, gpu: Gpu, batch: int, limit: int) -> Option
 
 
 # How a data-dependent verdict says so (with the longest row that fits).
-LONG_ROWS_NOTE = ("rows up to about {fits} tokens fit: rows are padded to the longest sample of their batch, so only "
-                  "batches holding a longer sample overflow (packing would make every row that long)")
+PADDED_ROWS_REASON = ("rows are padded to the longest sample of their batch, so only batches holding a longer sample "
+                      "overflow; packing would make every row that long")
+LONG_ROWS_NOTE = "rows up to about {fits} tokens fit: " + PADDED_ROWS_REASON
 
 
 def rows_fill_the_limit(run: TrainingRun) -> bool:

@@ -4,7 +4,7 @@ from typing import Iterable
 
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
-    LONG_ROWS_NOTE,
+    PADDED_ROWS_REASON,
     assumption_note,
     fitting_length,
     grounded,
@@ -91,6 +91,6 @@ class LongSequenceRisk(Rule):
                   f"{remedy}; or turn on gradient checkpointing, offload, or shard the sequence")
         severity = verdict_severity(ctx, self.severity, run)
         if fitting is not None and not rows_fill_the_limit(run):  # as data_dependent_length, reusing `fitting`
-            message += f" ({LONG_ROWS_NOTE.format(fits=fitting)})"
+            message += f" ({PADDED_ROWS_REASON})"
             severity = Severity.WARNING  # a risk of the data, not a certainty
         yield self.finding(run, message, severity=severity, at=run.setting(K.MAX_SEQ_LENGTH), fix=fix)
