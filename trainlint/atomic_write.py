@@ -11,9 +11,14 @@ from pathlib import Path
 from typing import Optional
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, durable: bool = True) -> None:
     """Replace `path` with `data`; the file's permission bits are kept, and a symbolic link keeps
-    pointing at the file it named (the file behind it is replaced, not the link)."""
+    pointing at the file it named (the file behind it is replaced, not the link).
+
+    `durable` flushes the data to disk before the rename, so that a crash leaves the old file or the new one.
+    A cache entry does without (`durable=False`): the rename still keeps other processes from seeing half
+    of it, an entry a crash tore is read as corrupt and written again, and a flush per entry cost a cold
+    scan of a large repository most of a second."""
     path = Path(os.path.realpath(path))
     mode: Optional[int] = None
     try:
@@ -24,8 +29,9 @@ def write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as temp:
             temp.write(data)
-            temp.flush()
-            os.fsync(temp.fileno())
+            if durable:
+                temp.flush()
+                os.fsync(temp.fileno())
         if mode is not None:
             os.chmod(temp_name, mode)
         os.replace(temp_name, path)

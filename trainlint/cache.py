@@ -268,7 +268,7 @@ class FactCache:
             self._prepare()
             entry.parent.mkdir(parents=True, exist_ok=True)
             if self._inside(entry):
-                write_atomically(entry, document.encode())
+                write_atomically(entry, document.encode(), durable=False)
         except (OSError, TypeError, ValueError, RecursionError):
             pass  # a cache that cannot be written only costs time
 
@@ -296,7 +296,7 @@ def prepare_folder(folder: Path) -> None:
     for name, text in markers:
         marker = folder / name
         if not marker.exists() and os.path.realpath(marker) == str(marker):
-            write_atomically(marker, text.encode())
+            write_atomically(marker, text.encode(), durable=False)
 
 
 def default_cache_dir(config_path: Optional[str]) -> Path:

@@ -126,7 +126,7 @@ class ResultCache:
             prepare_folder(self.folder)
             self.entry.parent.mkdir(parents=True, exist_ok=True)
             if os.path.realpath(self.entry) == str(self.entry):
-                write_atomically(self.entry, data)
+                write_atomically(self.entry, data, durable=False)
         except (OSError, TypeError, ValueError, UnicodeError):
             pass  # a cache that cannot be written only costs time
 
