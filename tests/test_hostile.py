@@ -116,10 +116,11 @@ def test_a_scan_byte_budget_names_what_it_skipped(tree: Path):
 
 def test_a_yaml_recipe_past_the_caps_is_reported_not_silent(tree: Path, monkeypatch):
     monkeypatch.setattr(yaml_reader, "MAX_VALUES", 50)  # the real cap takes ruamel half a minute to reach
-    deep = "a: " + "[" * (MAX_DEPTH + 20) + "]" * (MAX_DEPTH + 20) + "\n"
+    deep = "gradient_accumulation_steps: " + "[" * (MAX_DEPTH + 20) + "]" * (MAX_DEPTH + 20) + "\n"
     (tree / "deep.yaml").write_text(deep)
+    (tree / "lock.yaml").write_text("a: " + "[" * (MAX_DEPTH + 20) + "]" * (MAX_DEPTH + 20) + "\n")
     many = "per_device_train_batch_size: 4\n" + "".join(f"k{i}: {i}\n" for i in range(yaml_reader.MAX_VALUES + 5))
     (tree / "recipe.yaml").write_text(many)
     result = _lint(tree)
     reported = {f.path for f in result.findings if f.code == "TL002" and "not read to the end" in f.message}
-    assert reported == {"deep.yaml", "recipe.yaml"}
+    assert reported == {"deep.yaml", "recipe.yaml"}  # lock.yaml holds no recipe key: never parsed

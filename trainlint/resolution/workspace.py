@@ -19,7 +19,7 @@ from trainlint.inputs import note_folder, note_path, repo_root, tree_roots, with
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.requirements import read_pin
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
-from trainlint.readers.yaml_screen import may_hold_key, may_reach_bounds
+from trainlint.readers.yaml_screen import may_hold_key
 
 __all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_pin", "tree_roots"]
 
@@ -189,10 +189,11 @@ class Workspace:
                           lambda problem: _unread_config(problem, is_yaml))
 
     def yaml_may_matter(self, path: Path, keys: Sequence[str]) -> bool:
-        """Whether reading the YAML file `path` in full may find one of `keys` or report part of it
-        unread. False only when its text rules out both (`trainlint.readers.yaml_screen`): a scan then
-        need not parse it. The file is checked, stamped and counted against the budget as a read is; a
-        file that cannot be read may matter (the full read says why)."""
+        """Whether reading the YAML file `path` in full may find one of `keys`. False only when its text rules
+        that out (`trainlint.readers.yaml_screen`): a scan then need not parse it, and whatever a parse would
+        leave unread (a lock file nested past the reader's bounds) cannot hold a setting either. The file is
+        checked, stamped and counted against the budget as a read is; a file that cannot be read may matter
+        (the full read says why)."""
         key = self.resolved(path)
         if key in self._config:
             return True
@@ -211,7 +212,7 @@ class Workspace:
         source = read_source(path)
         if isinstance(source, Diagnostic):
             return True
-        return may_hold_key(source.data, keys) or may_reach_bounds(source.data)
+        return may_hold_key(source.data, keys)
 
     def _parse(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
         return reader(path) if self.cache is None else self.cache.read(kind, path, reader)
