@@ -1,4 +1,6 @@
-"""The version of a package a repository pins, from requirements files or pyproject.toml."""
+"""The version of a package a repository pins: requirements files, `pyproject.toml`, `setup.py`, `setup.cfg`,
+a conda `environment.yml` (its `pip:` list or a `pip install` line) and `pip install` lines of a Dockerfile or
+shell script."""
 from __future__ import annotations
 
 import re
@@ -10,6 +12,9 @@ from trainlint.readers.source import SourceText, read_source
 
 # A quoted or bare requirement string on one line: `transformers==4.51.2`, `"transformers>=4.37,<5"`.
 _CANDIDATE = re.compile(r"""(?P<quote>["']?)(?P<req>[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*[=<>!~][^"'#;\n]*)""")
+# `pip install a==1 b==2` (a Dockerfile's RUN, a setup script): one requirement per word, each maybe quoted.
+_PIP_INSTALL = re.compile(r"\bpip3?\s+install\b")
+_WORD = re.compile(r"""(?P<quote>["']?)(?P<req>[^\s"'\\;&|]+)""")
 
 
 def read_pin(path: Union[str, Path], package: str) -> Optional[Setting]:
@@ -25,7 +30,8 @@ def read_pin(path: Union[str, Path], package: str) -> Optional[Setting]:
     for line in source.data.split(b"\n"):
         text = line.decode("utf-8", errors="replace")
         stripped = text.split("#", 1)[0]
-        for match in _CANDIDATE.finditer(stripped):
+        candidates = _WORD if _PIP_INSTALL.search(stripped) else _CANDIDATE
+        for match in candidates.finditer(stripped):
             try:
                 requirement = Requirement(match.group("req").strip())
             except InvalidRequirement:

@@ -8,6 +8,7 @@ every file left unread gets a diagnostic saying why."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,11 @@ from trainlint.readers.yaml_screen import may_hold_key
 __all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_pin", "tree_roots"]
 
 T = TypeVar("T")
+# Where a folder may pin a package, in the order they are asked; `requirements*.txt` variants
+# (`requirements_o2.6.txt`, `requirements-train.txt`) come after `requirements.txt`, by name.
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
-                      "setup.py")
+                      "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Dockerfile")
+_REQUIREMENT_VARIANT = re.compile(r"requirements[-_.][^/]*\.txt")
 # Version-control metadata is never configuration, and `.git/config` may hold credentials.
 _PRIVATE_DIRS = frozenset({".git", ".hg", ".svn"})
 
@@ -270,7 +274,7 @@ class Workspace:
         return self._pins_above[key]
 
     def _find_pin_above(self, folder: Path, package: str) -> Optional[Setting]:
-        for name in _REQUIREMENT_FILES:
+        for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
             found = self.pin_in(folder / name, package)
             if found is not None:
                 return found
@@ -279,6 +283,14 @@ class Workspace:
         if folder == root or folder.parent == folder:
             return None
         return self.pin_above(folder.parent, package)
+
+    def _requirement_variants(self, folder: Path) -> List[str]:
+        note_folder(folder)  # a variant added later changes the answer
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return []
+        return sorted(name for name in names if _REQUIREMENT_VARIANT.fullmatch(name))
 
     def repo_root(self, folder: Path) -> Optional[Path]:
         """`trainlint.inputs.repo_root(folder)`, remembered for every folder on the way up."""
