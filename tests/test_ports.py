@@ -11,7 +11,7 @@ from typing import Dict, Tuple
 import pytest
 
 from tests.conftest import SAMPLES
-from trainlint.api import estimate, load_settings
+from trainlint.api import estimate, fix, load_settings
 from trainlint.fixers.planner import first_devices
 from trainlint.linter import lint, make_target
 from trainlint.memory import find_gpu
@@ -253,3 +253,27 @@ def test_the_plan_a_fix_takes_is_the_one_the_full_port_chooses(name: str, gpu: s
     for run in lint([PORTS / CASES[name].folder], target).scan.runs:
         port = plan_port(run, target.gpu, target.num_gpus, unsafe=True)
         assert chosen_plan(run, target.gpu, target.num_gpus) == (port.chosen if port is not None else None)
+
+
+def test_a_multi_node_srun_layout_is_not_rewritten_by_its_total_alone(tmp_path):
+    """`--ntasks=${GPUS}` beside `--nodes=$((GPUS / GPUS_PER_NODE))`: rewriting the total alone would leave a
+    4-node layout asking for 4 tasks; the port says what to change instead of writing a broken launcher."""
+    folder = tmp_path / "srun"
+    shutil.copytree(PORTS / "srun_multinode", folder)
+    before = snapshot(folder)
+    settings = load_settings([folder], gpu="a100-80gb", num_gpus=8, isolated=True)
+    [finding] = [f for f in lint([folder], make_target("a100-80gb", None, 8)).findings if f.code == "TL112"]
+    assert finding.severity.value == "warning" and "4 nodes × 8 GPUs" in finding.message
+    result = fix([folder], settings, preserve_effective_batch=True)
+    assert snapshot(folder) == before
+    assert any(plan.code == "TL112" and "spans 4 nodes" in plan.problem for plan in result.outcome.left)
+
+
+def test_a_single_node_srun_count_is_ported(tmp_path):
+    folder = tmp_path / "srun"
+    shutil.copytree(PORTS / "srun_single_node", folder)
+    settings = load_settings([folder], gpu="a100-80gb", num_gpus=4, isolated=True)
+    fix([folder], settings, preserve_effective_batch=True)
+    text = (folder / "train.sh").read_text()
+    assert "--nodes=1 --ntasks=4 " in text and "--gradient_accumulation_steps 8" in text
+    assert global_batches(folder, Port("srun", "a100-80gb", 4)) == {"train.sh": 128}

@@ -213,7 +213,7 @@ class Planner:
         if stated.count == new:
             return []
         if stated.nodes != 1:
-            raise Refused("the GPU count is per node of a multi-node launch; change it by hand")
+            raise Refused(f"the launch spans {stated.nodes} nodes; change its GPU count by hand")
         return [self._rewrite_count(run, stated, new)]
 
     def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int) -> Edit:

@@ -175,7 +175,10 @@ def launcher_gpu_count(run: TrainingRun) -> Optional[LauncherCount]:
         return None
     value = _as_count(head.value)
     if value is not None:
-        return LauncherCount(value * nodes, head, False, nodes)
+        # The head is a per-node count (torchrun's --nproc_per_node × --nnodes) or already the total
+        # (srun's --ntasks beside its --nodes): the resolved world size says which.
+        total = setting.value if _is_count(setting.value) else value * nodes
+        return LauncherCount(total, head, False, nodes)
     count = count_devices(head.value) if isinstance(head.value, str) else None
     return LauncherCount(count * nodes, head, True, nodes) if count else None
 

@@ -147,7 +147,9 @@ def _srun(args: Sequence[Setting], sbatch: Mapping[str, Setting]) -> Setting:
             count = _as_int(tasks)
             if count is None:
                 return _unknown(f"{label} --ntasks `{tasks.text or tasks.value}` cannot be resolved statically", tasks)
-            return _derived(count, f"{label} --ntasks", tasks)
+            # --ntasks is the total; the node count travels with it, so that a port does not rewrite the
+            # total of a multi-node layout alone (its --nodes and --ntasks-per-node would still say otherwise).
+            return _derived(count, f"{label} --ntasks", tasks, options.get("nodes") or sbatch.get("nodes"))
         per_node = source.get("ntasks-per-node")
         if per_node is not None:
             nodes = options.get("nodes") or sbatch.get("nodes")
