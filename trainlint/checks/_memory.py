@@ -44,6 +44,13 @@ _TRAINING_STEP = {"eval_strategy": "no"}
 # --num_gpus) can still be judged on it.
 ANY_WORLD = 4096
 
+# The least any DeepSpeed or FSDP config leaves on each GPU: ZeRO-3 with the parameters and the optimizer
+# offloaded to the CPU keeps only the layers being gathered (DeepSpeed's `largest_layer_memory`; FSDP keeps
+# its root unit, the embeddings and output layer, gathered through the step). Activations and logits do not
+# shard. A job whose DeepSpeed config cannot be read (`--deepspeed $DS_CONFIG`) is judged at it: a verdict
+# there holds whatever the config says.
+LEAST_SHARDING = {K.ZERO_STAGE: 3, K.OFFLOAD_OPTIMIZER: "cpu", K.OFFLOAD_PARAM: "cpu"}
+
 
 # Training methods whose optimizer states or trainable share the memory model does not know.
 UNMODELLED_OPTIMIZERS = (K.USE_GALORE, K.USE_APOLLO, K.USE_BADAM)
@@ -72,13 +79,22 @@ def world_unknown_under_sharding(run: TrainingRun) -> bool:
     return not isinstance(stage, Unknown) and stage not in (0, None) and known_int(run, K.WORLD_SIZE) is None
 
 
-def states_grounded(run: TrainingRun, any_world: bool = False) -> bool:
+def sharding_unknown(run: TrainingRun) -> bool:
+    """Whether and how the model states are sharded cannot be read (`--deepspeed $DS_CONFIG`)."""
+    return isinstance(run.value(K.ZERO_STAGE), Unknown)
+
+
+def states_grounded(run: TrainingRun, any_world: bool = False, any_sharding: bool = False) -> bool:
     """Model states need the model and how ZeRO shards them: the stage and, when it shards, the
     world size. An unreadable stage (`--deepspeed $DS_CONFIG`) may well be ZeRO-3. `any_world`: a
-    verdict that holds for every GPU count (judged at ANY_WORLD) does not need the world size."""
+    verdict that holds for every GPU count (judged at ANY_WORLD) does not need the world size;
+    `any_sharding`: one that holds for every sharding (judged at LEAST_SHARDING) does not need the stage."""
     stage = run.value(K.ZERO_STAGE)
-    if isinstance(stage, Unknown) or unmodelled_training(run):
+    if unmodelled_training(run) or (isinstance(stage, Unknown) and not any_sharding):
         return False
+    if isinstance(stage, Unknown):
+        model = resolve_model(run)
+        return model is not None and model.resolved_by != ModelSource.NAME_SIZE
     sharded = stage not in (0, None)
     model = resolve_model(run)
     # Dimensions guessed from `14b` in a checkpoint's name may belong to another kind of model
@@ -87,10 +103,10 @@ def states_grounded(run: TrainingRun, any_world: bool = False) -> bool:
     return known_model and not (sharded and known_int(run, K.WORLD_SIZE) is None and not any_world)
 
 
-def grounded(run: TrainingRun, any_world: bool = False) -> bool:
+def grounded(run: TrainingRun, any_world: bool = False, any_sharding: bool = False) -> bool:
     """A memory verdict needs the model states (above), the micro-batch and the sequence length;
     without them any number would rest on guesses, and a guess must never become a finding."""
-    return (states_grounded(run, any_world) and known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) is not None
+    return (states_grounded(run, any_world, any_sharding) and known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) is not None
             and known_int(run, K.MAX_SEQ_LENGTH) is not None)
 
 
@@ -111,8 +127,15 @@ def states_exceed_gpu(estimate: JobMemoryEstimate) -> bool:
 
 def training_estimate(run: TrainingRun, gpu: Gpu, **overrides: Value) -> JobMemoryEstimate:
     """The per-GPU peak of a training step, with `overrides` in place of the run's values. Sharded over
-    a GPU count the launch does not state, the states are judged at ANY_WORLD: the least any count gives."""
-    floor = {K.WORLD_SIZE: ANY_WORLD} if world_unknown_under_sharding(run) else {}
+    a GPU count the launch does not state, the states are judged at ANY_WORLD: the least any count gives;
+    sharded by a config that cannot be read, at LEAST_SHARDING (and ANY_WORLD when the count is unknown too)."""
+    floor: dict = {}
+    if sharding_unknown(run):
+        floor.update(LEAST_SHARDING)
+        if known_int(run, K.WORLD_SIZE) is None:
+            floor[K.WORLD_SIZE] = ANY_WORLD
+    elif world_unknown_under_sharding(run):
+        floor[K.WORLD_SIZE] = ANY_WORLD
     return estimate(run, gpu, {**_TRAINING_STEP, **floor, **overrides})
 
 
@@ -144,6 +167,9 @@ def assumption_note(run: TrainingRun) -> str:
     if world_unknown_under_sharding(run):
         notes.append("the states sharded over any number of GPUs (the launch states no GPU count; this is the "
                      "least any count leaves on each GPU)")
+    if sharding_unknown(run):
+        notes.append("the states sharded as far as any DeepSpeed or FSDP config can (its config cannot be read; "
+                     "this is what ZeRO-3 with parameters and optimizer offloaded to the CPU leaves on each GPU)")
     if _unsharded_recipe_on_its_own(run):
         notes.append("no sharding, as the recipe reads on its own (the command that starts it may add an "
                      "accelerate FSDP or DeepSpeed config)")

@@ -58,8 +58,11 @@ class JobExceedsGpu(Rule):
     estimate and the changes that would make the job fit.
 
     It needs the same grounding as the other memory rules: a known model, micro-batch and sequence
-    length, and under sharding the ZeRO stage and world size. A verdict that rests on a GPU or world
-    size the user did not state is a warning.
+    length. A sharding it cannot read (`--deepspeed $DS_CONFIG`) or a GPU count the launch does not
+    state is judged at the least any value leaves on each GPU (ZeRO-3 with parameters and optimizer
+    offloaded, as many GPUs as there may be): what remains is activations, logits and the gathered
+    layers, which no sharding divides. A verdict that rests on a GPU the user did not name, or that
+    is judged at such a floor, is a warning.
     An overflow that a shorter row avoids is a warning: collators pad a batch to its longest sample, so
     whether any batch is that long depends on the data. With packing (`packing`, `neat_packing`, axolotl's
     `sample_packing`) every row is as long as the limit, and the verdict is an error.
@@ -92,10 +95,14 @@ class JobExceedsGpu(Rule):
                 job(_FLAGS, extra={"zero2.json": _ZERO2}), False, ("--gpu", "a100-80gb")),
         Example("the same job with its ZeRO stage read from the environment: no verdict",
                 job(_FLAGS.replace("zero2.json", "$DS_CONFIG")), False, ("--gpu", "v100-32gb")),
+        Example("a 7B job at a 10000-token limit, its DeepSpeed config read from the environment: even the "
+                "least any config leaves (the logits and activations) overflows a 24 GB card",
+                job(_FLAGS.replace("zero2.json", "$DS_CONFIG").replace("2048", "10000")), True, ("--gpu", "rtx4090"),
+                at="finetune.sh:4:26"),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if not grounded(run, any_world=True):
+        if not grounded(run, any_world=True, any_sharding=True):
             return
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or self._owned(run, ctx):
