@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
-from ruamel.yaml import YAML
+import yaml
 
 from tests.conftest import SAMPLES
 
@@ -29,7 +29,7 @@ COMPARISON = re.compile(r"^([\w.-]+)\s*(==|!=)\s*'([^']*)'$")
 
 
 def _load(path: Path):
-    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 @dataclass

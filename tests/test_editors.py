@@ -51,6 +51,14 @@ def test_the_editor_is_chosen_by_the_file_format():
     assert editors.replace_value(b"8", _setting("launch", "8"), "8", 4).content == "4"
 
 
+def test_an_empty_yaml_value_is_written_after_its_colon_with_a_space():
+    data = b"micro_batch_size:\nnum_epochs: 1\n"
+    empty = Setting(None, SourceKind.CONFIG_FILE, Origin("c.yaml", 1, 18, 1, 18, 17, 17), "")
+    edit = editors.replace_value(data, empty, "", 4)
+    assert data[:edit.origin.start_byte] + edit.content.encode() + data[edit.origin.end_byte:] == \
+        b"micro_batch_size: 4\nnum_epochs: 1\n"
+
+
 def test_computed_shell_text_and_python_code_are_not_overwritten():
     with pytest.raises(Refused, match="computed"):
         editors.replace_value(b"$((A*2))", _setting("run.sh", "$((A*2))"), "$((A*2))", 4)

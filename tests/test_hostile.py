@@ -115,7 +115,7 @@ def test_a_scan_byte_budget_names_what_it_skipped(tree: Path):
 
 
 def test_a_yaml_recipe_past_the_caps_is_reported_not_silent(tree: Path, monkeypatch):
-    monkeypatch.setattr(yaml_reader, "MAX_VALUES", 50)  # the real cap takes ruamel half a minute to reach
+    monkeypatch.setattr(yaml_reader, "MAX_VALUES", 50)  # the real cap takes a parse of seconds to reach
     deep = "gradient_accumulation_steps: " + "[" * (MAX_DEPTH + 20) + "]" * (MAX_DEPTH + 20) + "\n"
     (tree / "deep.yaml").write_text(deep)
     (tree / "lock.yaml").write_text("a: " + "[" * (MAX_DEPTH + 20) + "]" * (MAX_DEPTH + 20) + "\n")

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import List, Set
 
 import pytest
+import yaml
 from packaging.version import Version
-from ruamel.yaml import YAML
 
 try:
     import tomllib
@@ -34,7 +34,7 @@ NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".ci-venv", "build", "dist"
 # --- pre-commit ----------------------------------------------------------------------------------
 
 def _hooks():
-    return {hook["id"]: hook for hook in YAML(typ="safe").load(HOOKS.read_text(encoding="utf-8"))}
+    return {hook["id"]: hook for hook in yaml.safe_load(HOOKS.read_text(encoding="utf-8"))}
 
 
 def _runs_on(hook, path: str) -> bool:

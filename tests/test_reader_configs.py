@@ -380,11 +380,15 @@ class TestYamlConfigs:
         assert span(config, "files.1") == (5, 18, 5, 25, 75, 82)
         assert_origins_hold_their_text(config, path)
 
-    def test_yaml_types_follow_ruamel(self, tmp_path):
-        path = write(tmp_path, "c.yaml", b"a: 1e-5\nb: yes\nc: ~\nd: 0x10\ne: 2024-01-01\nf: !!str 5\ng:\n")
+    def test_yaml_types_follow_pyyaml_as_the_frameworks_load_them(self, tmp_path):
+        """axolotl and accelerate load recipes with `yaml.safe_load`, LLaMA-Factory through OmegaConf's
+        SafeLoader: YAML 1.1 booleans (`yes`, `on`), and `1e-5` without a dot is text to PyYAML."""
+        path = write(tmp_path, "c.yaml", b"a: 1e-5\nb: yes\nc: ~\nd: 0x10\ne: 2024-01-01\nf: !!str 5\ng:\n"
+                                         b"h: 1.0e-5\ni: off\n")
         values = {k: s.value for k, s in read_yaml_config(path).values.items()}
-        assert values == {"a": 1e-5, "b": "yes", "c": None, "d": 16, "e": "2024-01-01", "f": "5", "g": None}
-        assert [type(values[k]) for k in "abd"] == [float, str, int]
+        assert values == {"a": "1e-5", "b": True, "c": None, "d": 16, "e": "2024-01-01", "f": "5", "g": None,
+                          "h": 1e-5, "i": False}
+        assert [type(values[k]) for k in "abdh"] == [str, bool, int, float]
 
     def test_anchors_and_merge_keys(self, tmp_path):
         path = write(tmp_path, "c.yaml", b"base: &base {lr: 1, bs: 2}\nrun:\n  <<: *base\n  bs: 8\n")
@@ -435,21 +439,17 @@ yaml_documents = st.dictionaries(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(document=yaml_documents, flow=st.booleans())
-def test_yaml_reader_agrees_with_ruamel_load(tmp_path, document, flow):
-    from io import StringIO
+def test_yaml_reader_agrees_with_pyyaml_safe_load(tmp_path, document, flow):
+    """The frameworks load recipes with PyYAML's safe loader (axolotl, accelerate) or a subclass of it
+    (LLaMA-Factory through OmegaConf): the reader sees the values they see."""
+    import yaml
 
-    from ruamel.yaml import YAML
-
-    dumper = YAML(typ="safe", pure=True)
-    dumper.default_flow_style = flow
-    dumper.allow_unicode = True
-    stream = StringIO()
-    dumper.dump(document, stream)
+    text = yaml.safe_dump(document, default_flow_style=flow, allow_unicode=True)
     path = tmp_path / "generated.yaml"
-    path.write_text(stream.getvalue(), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     config = read_yaml_config(path)
     assert config.diagnostics == ()
-    reference = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    reference = yaml.safe_load(path.read_text(encoding="utf-8"))
     expected = flatten_reference(reference) if isinstance(reference, dict) else {}
     got = {key: setting.value for key, setting in config.values.items()}
     assert got == expected
@@ -461,3 +461,22 @@ def test_yaml_reader_agrees_with_ruamel_load(tmp_path, document, flow):
 def test_yaml_deep_nesting_is_bounded(tmp_path, levels):
     config = read_yaml_config(write(tmp_path, "c.yaml", b"a: " + b"[" * levels + b"]" * levels + b"\nb: 2\n"))
     assert kinds(config) == ["unreadable-file"]
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+def test_both_pyyaml_loaders_give_the_same_values_and_byte_spans(tmp_path, monkeypatch, loader):
+    """libyaml reads when PyYAML has it; PyYAML's Python loader otherwise. A byte order mark, multi-byte
+    text, a block scalar and a nesting past the bound read the same through both."""
+    import yaml
+
+    from trainlint.formats import yaml as yaml_format
+
+    if loader == "python":
+        monkeypatch.setattr(yaml_format, "loader", lambda: yaml.SafeLoader)
+    data = ("\ufeffname: café\nnotes: |\n  two\n  lines\n\nsteps: 500\ndeep: " + "[" * 120 + "]" * 120 + "\n")
+    config = read_yaml_config(write(tmp_path, "c.yaml", data.encode()))
+    assert config.values["name"].value == "café" and config.values["steps"].value == 500
+    assert span(config, "steps") == (6, 8, 6, 11, 46, 49)  # after a 3-byte mark and a 2-byte é
+    assert config.values["notes"].text == "|\n  two\n  lines"
+    assert kinds(config) == ["unreadable-file"]  # the part past the nesting bound is not read, and said so
+    assert_origins_hold_their_text(config, path=tmp_path / "c.yaml")

@@ -42,7 +42,7 @@ def _check(tree: Path, cache: Path) -> subprocess.CompletedProcess:
         "try:\n"
         "    main(['check', 'launch.sh', '--output-format', 'json', '--exit-zero', '--cache-dir', sys.argv[1]])\n"
         "finally:\n"
-        "    loaded = sorted(name for name in ('libcst', 'ruamel.yaml') if name in sys.modules)\n"
+        "    loaded = sorted(name for name in ('libcst', 'yaml') if name in sys.modules)\n"
         "    print('LOADED ' + ','.join(loaded), file=sys.stderr)\n"
     )
     return subprocess.run([sys.executable, "-c", probe, str(cache)], cwd=tree, capture_output=True, text=True,

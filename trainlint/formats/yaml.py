@@ -1,32 +1,28 @@
-"""YAML recipes: the ruamel.yaml round-trip parser, `#` comments and syntax errors. There are no
-logical lines beyond the physical ones."""
+"""YAML recipes: PyYAML's loader (the one the frameworks read recipes with), `#` comments and syntax
+errors. There are no logical lines beyond the physical ones."""
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Iterator, List
+from typing import List
 
 from trainlint.formats.lines import Comment, LogicalLines, hash_comments
-
-if TYPE_CHECKING:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.nodes import Node
 
 KIND = "yaml"
 NAME = "YAML"
 
 
-def round_trip() -> YAML:
-    """A parser that keeps every token's position and types scalars as YAML 1.2 does (unless the file
-    says otherwise). One per read: ruamel's parser holds the state of the document it reads."""
-    from ruamel.yaml import YAML  # lazy: ruamel costs ~75 ms to import and most scans read no YAML
+def loader() -> type:
+    """The loader recipes are read with: PyYAML's safe loader, as axolotl and accelerate use it (and
+    LLaMA-Factory through OmegaConf), on libyaml (C) when PyYAML was built with a libyaml that bounds
+    nesting (0.2.5 and later: deeper than 1000 levels is a syntax error there); else PyYAML's Python
+    loader, whose recursion stops a read that deep."""
+    import yaml  # lazy: most scans read no YAML
 
-    return YAML(typ="rt")
-
-
-def compose(parser: YAML, text: str) -> Iterator[Node]:
-    """The documents of `text` composed into position-carrying nodes, one at a time (so a broken
-    second document does not hide the first)."""
-    return parser.compose_all(text)
+    try:
+        from yaml import _yaml  # type: ignore[attr-defined]
+    except ImportError:
+        return yaml.SafeLoader
+    return yaml.CSafeLoader if tuple(_yaml.get_version()) >= (0, 2, 5) else yaml.SafeLoader
 
 
 def comments(data: bytes) -> List[Comment]:
@@ -40,11 +36,12 @@ def logical_lines(data: bytes) -> LogicalLines:
 
 
 def syntax_errors(data: bytes) -> int:
-    """1 when ruamel rejects the text (any document of it), else 0."""
-    from ruamel.yaml.error import YAMLError  # lazy, as in round_trip
+    """1 when the loader rejects the text (any document of it), else 0."""
+    import yaml
 
     try:
-        list(round_trip().load_all(io.StringIO(data.decode("utf-8"))))
-    except (YAMLError, UnicodeDecodeError, ValueError):
+        for _ in yaml.compose_all(io.StringIO(data.decode("utf-8")), Loader=loader()):
+            pass
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError, RecursionError):
         return 1
     return 0

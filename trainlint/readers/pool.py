@@ -34,7 +34,7 @@ def read_python(path: Path) -> Any:
 
 
 def read_yaml_config(path: Path) -> Any:
-    from trainlint.readers.yaml import read_yaml_config as read  # lazy: ruamel only when YAML is parsed
+    from trainlint.readers.yaml import read_yaml_config as read  # lazy: PyYAML only when YAML is parsed
 
     return read(path)
 
@@ -42,7 +42,7 @@ def read_yaml_config(path: Path) -> Any:
 READERS: Dict[str, Callable[[Path], Any]] = {
     "shell": read_shell, "python": read_python, "yaml": read_yaml_config, "json": read_json_config,
 }
-# The readers imported on first use, by kind (libcst ~200 ms, ruamel, the shell reader, tree-sitter).
+# The readers imported on first use, by kind (libcst ~200 ms, PyYAML, the shell reader, tree-sitter).
 _SLOW_IMPORTS = {"python": "trainlint.readers.python.loading", "yaml": "trainlint.readers.yaml",
                  "shell": "trainlint.readers.shell", "json": "trainlint.readers.deepspeed"}
 

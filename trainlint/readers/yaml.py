@@ -1,9 +1,11 @@
 """YAML configs (LLaMA-Factory recipes, axolotl, accelerate) flattened to dotted key paths.
 
-ruamel.yaml's round-trip pipeline composes the document into nodes whose start/end marks are
-the exact character span of each token (quotes, block indicators and all), so values get
-origins without re-scanning YAML by hand; the round-trip constructor then types each scalar
-exactly as ruamel resolves it (YAML 1.2 unless the file says otherwise: `yes` stays a string).
+Read as the frameworks read them: LLaMA-Factory, axolotl and accelerate load their YAML with PyYAML's
+safe loader, so scalars are typed as PyYAML types them (YAML 1.1: `yes` is true, `1e-5` without a dot is
+text). PyYAML's libyaml parser (C) composes the document into nodes whose start/end marks are the exact
+character span of each token (quotes, block indicators and all), so values get origins without re-scanning
+YAML by hand; it is several times faster than a pure-Python parser, and recipes are most of a scan's YAML.
+Fixes edit the bytes of a recipe, never re-dump it, so comments and layout stay.
 """
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.reader import ReaderError
-from ruamel.yaml.scalarbool import ScalarBoolean
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.error import MarkedYAMLError, YAMLError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKind, Value
 from trainlint.formats import yaml as yaml_format
@@ -41,15 +43,19 @@ def read_yaml_config(path: Union[str, Path]) -> ConfigFile:
 
 # ---------------------------------------------------------------- positions
 class _Positions:
-    """Maps ruamel's character indices to byte offsets of the raw file.
+    """Maps the parser's character indices to byte offsets of the raw file.
 
-    ruamel is given one character per undecodable byte (U+FFFD), so indices stay aligned with
+    The parser is given one character per undecodable byte (U+FFFD), so indices stay aligned with
     bytes even in a file that is not valid UTF-8."""
 
     def __init__(self, source: SourceText) -> None:
         self.source = source
         self.text = source.data.decode("utf-8", errors="surrogateescape")
-        self.yaml_text = self.text.translate(_SURROGATE_BYTES) if not self.text.isascii() else self.text
+        yaml_text = self.text.translate(_SURROGATE_BYTES) if not self.text.isascii() else self.text
+        # The text the parser reads, and where it starts in the file: a byte order mark is left out, as
+        # libyaml counts no character for it (the Python loader would count one).
+        self._shift = 1 if yaml_text.startswith("\ufeff") else 0
+        self.yaml_text = yaml_text[self._shift:]
         self._ascii = len(self.text) == len(source.data)
         self._line_chars: List[int] = [0]
         self._line_bytes: List[int] = [0]
@@ -64,8 +70,9 @@ class _Positions:
             self._line_chars.append(char_at)
             self._line_bytes.append(byte_at)
 
-    def byte_offset(self, char_index: int) -> int:
-        char_index = max(0, min(char_index, len(self.text)))
+    def byte_offset(self, parser_index: int) -> int:
+        """The byte offset in the file of a character index in the parser's text."""
+        char_index = max(0, min(parser_index + self._shift, len(self.text)))
         if self._ascii:
             return char_index
         line = bisect.bisect_right(self._line_chars, char_index) - 1
@@ -94,19 +101,18 @@ class _Parsed:
     document: Optional[Node]
     more_documents: Optional[Node]  # the start of a second document, when there is one
     error: Optional[YAMLError]
-    yaml: YAML
 
 
 def _parse_first_document(text: str) -> _Parsed:
-    yaml = yaml_format.round_trip()
-    documents = yaml_format.compose(yaml, text)
+    # One document at a time, so that a broken second document does not hide the first.
+    documents = yaml.compose_all(text, Loader=yaml_format.loader())
     first: Optional[Node] = None
     try:
         first = next(documents, None)
         second = next(documents, None) if first is not None else None
     except YAMLError as err:
-        return _Parsed(first, None, err, yaml)
-    return _Parsed(first, second, None, yaml)
+        return _Parsed(first, None, err)
+    return _Parsed(first, second, None)
 
 
 def _error_index(error: YAMLError) -> Optional[int]:
@@ -164,7 +170,7 @@ def _read_yaml_source(source: SourceText) -> ConfigFile:
     try:
         parsed = _parse_first_document(text)
     except RecursionError:
-        # ruamel composes recursively; only absurd nesting gets here.
+        # the Python loader composes recursively; only absurd nesting gets here.
         diagnostic = Diagnostic(DiagnosticKind.UNREADABLE_FILE, f"{source.path} is nested too deeply to be read",
                                 source.path)
         return ConfigFile(path=source.path, format=FORMAT, values={}, diagnostics=(diagnostic,))
@@ -180,7 +186,7 @@ def _read_yaml_source(source: SourceText) -> ConfigFile:
             "unmodelled-construct", "the file holds more than one YAML document; only the first is read",
             source.path, positions.origin(parsed.more_documents.start_mark.index,
                                           parsed.more_documents.start_mark.index)))
-    collector = _Collector(positions, parsed.yaml, diagnostics, text_end=cut)
+    collector = _Collector(positions, SafeConstructor(), diagnostics, text_end=cut)
     if parsed.document is not None:
         collector.flatten_top(parsed.document)
     return ConfigFile(path=source.path, format=FORMAT, values=dict(collector.values),
@@ -193,7 +199,7 @@ class _Collector:
     """Mutable only while one file is read; the result is frozen into a ConfigFile."""
 
     positions: _Positions
-    yaml: YAML
+    constructor: SafeConstructor
     diagnostics: List[Diagnostic]
     # Set when the text was cut to recover from an error: empty values right at the cut are artefacts.
     text_end: Optional[int] = None
@@ -281,8 +287,8 @@ class _Collector:
 
     def _scalar_value(self, node: ScalarNode) -> Value:
         try:
-            constructed = self.yaml.constructor.construct_object(node, deep=True)
-        except Exception:  # noqa: BLE001 - a value ruamel cannot type is still its text
+            constructed = self.constructor.construct_object(node, deep=True)
+        except Exception:  # noqa: BLE001 - a value PyYAML cannot type is still its text
             self._note(node, f"cannot read {node.value!r} as {node.tag}; kept as text")
             return str(node.value)
         return _plain(constructed, node)
@@ -332,13 +338,12 @@ def _join(prefix: str, key: str) -> str:
 
 
 def _plain(constructed: object, node: ScalarNode) -> Value:
-    """ruamel's round-trip types (ScalarFloat, ScalarBoolean, LiteralScalarString...) as plain
-    Python values; anything that is not a bool/int/float/str/None (dates, tagged scalars)
-    keeps the scalar's text as written."""
+    """A constructed scalar as a plain value; anything that is not a bool/int/float/str/None (dates,
+    binary, tagged scalars) keeps the scalar's text as written."""
     if constructed is None:
         return None
-    if isinstance(constructed, (bool, ScalarBoolean)):
-        return bool(constructed)
+    if isinstance(constructed, bool):
+        return constructed
     if isinstance(constructed, int):
         return int(constructed)
     if isinstance(constructed, float):

@@ -382,7 +382,7 @@ def _read_python(path: Path) -> PythonModule:
 
 
 def _read_yaml_config(path: Path) -> ConfigFile:
-    from trainlint.readers.yaml import read_yaml_config  # lazy: ruamel only when a YAML file is parsed
+    from trainlint.readers.yaml import read_yaml_config  # lazy: PyYAML only when a YAML file is parsed
 
     return read_yaml_config(path)
 

@@ -51,7 +51,12 @@ def _looks_numeric(text: str) -> bool:
 
 
 def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
-    return Edit(target.origin, yaml_value(raw, new))
+    value = yaml_value(raw, new)
+    start = target.origin.start_byte
+    if start == target.origin.end_byte and data[start - 1:start] == b":":
+        # An empty value (`key:`) sits right after its colon: the new one needs the space a value takes.
+        value = " " + value
+    return Edit(target.origin, value)
 
 
 def insert_key(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -> Edit:
