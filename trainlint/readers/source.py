@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
+import functools
 import os
 import stat
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.inputs import safe_resolve as resolve_once_uncached
@@ -51,12 +53,28 @@ class SourceText:
         end_line, end_col = self._line_col(end_byte)
         return Origin(self.path, start_line, start_col, end_line, end_col, start_byte, end_byte)
 
-    def _line_col(self, offset: int):
+    @functools.cached_property
+    def _line_starts(self) -> List[int]:
+        # Built once per file: a reader asks for an origin per value, and counting the lines before each
+        # offset again made that quadratic in the file's size.
+        starts = [0]
+        position = self.data.find(b"\n")
+        while position >= 0:
+            starts.append(position + 1)
+            position = self.data.find(b"\n", position + 1)
+        return starts
+
+    @functools.cached_property
+    def _ascii(self) -> bool:
+        return self.data.isascii()
+
+    def _line_col(self, offset: int) -> Tuple[int, int]:
         offset = max(0, min(offset, len(self.data)))
-        line_start = self.data.rfind(b"\n", 0, offset) + 1
-        line = self.data.count(b"\n", 0, offset) + 1
-        column = len(self.data[line_start:offset].decode("utf-8", errors="replace")) + 1
-        return line, column
+        index = bisect.bisect_right(self._line_starts, offset) - 1
+        line_start = self._line_starts[index]
+        if self._ascii:
+            return index + 1, offset - line_start + 1
+        return index + 1, len(self.data[line_start:offset].decode("utf-8", errors="replace")) + 1
 
     def line_text(self, line: int) -> str:
         lines = self.text.splitlines()
