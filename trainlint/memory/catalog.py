@@ -16,6 +16,7 @@ from trainlint.core import TrainingRun
 from trainlint.inputs import note_folder, note_path
 from trainlint.knobs import K
 from trainlint.memory.size_from_name import stated_size
+from trainlint.readers.source import remembered
 
 
 @dataclass(frozen=True)
@@ -384,10 +385,17 @@ def _roots(run: TrainingRun) -> Tuple[str, ...]:
 def resolve_name(name: str, roots: Iterable[str] = ("",),
                  cache_dirs: Optional[Iterable[str]] = None) -> Optional[ModelSpec]:
     """A local checkpoint's config.json, the Hugging Face cache's copy of a repo's config.json, the
-    catalog, and the size in the name, in that order."""
+    catalog, and the size in the name, in that order. Once per scan for the same question: every estimate
+    of every job asks it, and each answer probes the disk."""
+    caches = hub_cache_dirs() if cache_dirs is None else tuple(cache_dirs)
+    roots = tuple(roots)
+    return remembered("model", (name, roots, caches), lambda: _resolve_name(name, roots, caches))
+
+
+def _resolve_name(name: str, roots: Tuple[str, ...], cache_dirs: Tuple[str, ...]) -> Optional[ModelSpec]:
     config = _read_local_config(name, roots)
     if config is None:
-        config = _read_cached_config(name, hub_cache_dirs() if cache_dirs is None else cache_dirs)
+        config = _read_cached_config(name, cache_dirs)
     if config is not None:
         spec = spec_from_config(config, name)
         if spec is not None:

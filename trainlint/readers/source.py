@@ -11,7 +11,7 @@ import stat
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Callable, Dict, Hashable, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.inputs import safe_resolve as resolve_once_uncached
@@ -84,7 +84,7 @@ class SourceText:
 # Where each path leads and how it is shown, while a block that reads the tree runs (one scan asks
 # about the same few hundred paths thousands of times). A context variable: scoped to the block that
 # sets it, so a later scan sees the links as they are then.
-_RESOLVED: ContextVar[Optional[Dict[Tuple[str, str, str], object]]] = ContextVar("trainlint_resolved_paths",
+_RESOLVED: ContextVar[Optional[Dict[Tuple[str, str, Hashable], object]]] = ContextVar("trainlint_resolved_paths",
                                                                                   default=None)
 
 
@@ -113,6 +113,21 @@ def _remembered(kind: str, path: Union[str, Path], work: Callable[[Path], T]) ->
     if key not in memo:
         memo[key] = work(Path(path))
     return memo[key]
+
+
+def remembered(kind: str, key: Hashable, work: Callable[[], T]) -> T:
+    """`work()`, worked out once per `key` (and working directory) while a `resolving_once` block runs, as
+    paths are: for answers that depend only on the files of the scan, asked again by every job."""
+    memo = _RESOLVED.get()
+    try:
+        full_key = (kind, os.getcwd(), key)
+    except OSError:
+        memo = None
+    if memo is None:
+        return work()
+    if full_key not in memo:
+        memo[full_key] = work()
+    return memo[full_key]  # type: ignore[return-value]
 
 
 def safe_resolve(path: Union[str, Path]) -> Path:

@@ -40,14 +40,20 @@ def relative_path(path: str, root: str = ".") -> str:
         return path
     absolute = os.path.abspath(path)
     base = os.path.abspath(root)
-    for candidate, anchor in ((absolute, base), (os.path.realpath(absolute), os.path.realpath(base))):
-        try:
-            rel = os.path.relpath(candidate, anchor)
-        except ValueError:  # another drive on Windows
-            continue
-        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-            return Path(rel).as_posix()
-    return Path(path).as_posix()
+    below = _below(absolute, base)
+    if below is None:  # links resolved only when the path as written is not below the root
+        below = _below(os.path.realpath(absolute), os.path.realpath(base))
+    return below if below is not None else Path(path).as_posix()
+
+
+def _below(candidate: str, anchor: str) -> Optional[str]:
+    try:
+        rel = os.path.relpath(candidate, anchor)
+    except ValueError:  # another drive on Windows
+        return None
+    if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+        return Path(rel).as_posix()
+    return None
 
 
 @dataclass
