@@ -77,6 +77,8 @@ class UnknownTrainingArgument(Rule):
                 continue
             if normalized in accepted or name in accepted or _abbreviates(normalized, accepted):
                 continue
+            if run.facts.parse_known_args and run.facts.known_args_rest_used:
+                continue  # the script handles the flags parse_known_args leaves over: no certain effect to report
             if run.facts.parse_known_args:
                 yield self.finding(run, f"`--{name}` is not an argument of the entry script; parse_known_args() drops "
                                         f"it silently, so it has no effect", origin=word.origin,

@@ -158,6 +158,9 @@ class PythonModule:
     # Names of functions called at module level or under `if __name__ == "__main__":`.
     main_calls: Tuple[str, ...] = ()
     parse_known_args: bool = False
+    # The arguments parse_known_args leaves over are bound to a name the module reads again: the script
+    # handles unknown flags itself (applies them to a config, hands them on), so they are not simply dropped.
+    known_args_rest_used: bool = False
     # Keyword settings in other calls that pin a knob: Accelerator(gradient_accumulation_steps=...),
     # DataLoader(batch_size=...), from_pretrained(attn_implementation=..., torch_dtype=...).
     other_keywords: Tuple[Tuple[str, Keyword], ...] = ()

@@ -47,6 +47,7 @@ class EntryFacts:
     trainer_calls: List[TrainerCall] = field(default_factory=list)
     other_keywords: List[Tuple[str, Keyword]] = field(default_factory=list)
     parse_known_args: bool = False
+    known_args_rest_used: bool = False
     inherits_hf: bool = False  # a parser dataclass derives from TrainingArguments (all HF flags accepted)
     has_parser: bool = False
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
@@ -230,6 +231,7 @@ def _merge(facts: EntryFacts) -> None:
         facts.trainer_calls.extend(module.trainer_calls)
         facts.other_keywords.extend(module.other_keywords)
         facts.parse_known_args = facts.parse_known_args or module.parse_known_args
+        facts.known_args_rest_used = facts.known_args_rest_used or module.known_args_rest_used
         facts.diagnostics.extend(module.diagnostics)
 
 

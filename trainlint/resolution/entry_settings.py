@@ -28,9 +28,14 @@ def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Can
         normalized = name.replace("-", "_")
         if facts is not None and normalized in facts.option_dest:
             continue  # an argparse flag: it reaches knobs through keywords (code_settings)
-        if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
-            continue  # parse_known_args drops it silently
         target = knob_for(name)
+        if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
+            if facts.known_args_rest_used and target is not None:
+                # Left over by parse_known_args, then read by the script's own code: it may take effect.
+                candidates.add(target, as_flag(flag.value, f"--{name}", value=Unknown(
+                    f"`--{name}` reaches the script only among the arguments parse_known_args leaves over, "
+                    f"which its own code handles")))
+            continue  # otherwise parse_known_args drops it silently
         if target == "deepspeed" and flag.bare:
             continue  # a bare `--deepspeed` is DeepSpeed's switch (add_config_arguments): it names no config
         if target is not None:

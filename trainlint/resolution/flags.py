@@ -42,6 +42,11 @@ def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tup
     index = 0
     while index < len(words):
         word = words[index]
+        if word.value == "--":
+            # argparse's end of options: what follows is positional, however it is spelt (a job submitter's
+            # `mason.py --gpus 8 -- accelerate launch train.py --lr 1e-5` hands it on as a command).
+            positionals.extend(words[index + 1:])
+            break
         unknown_name = _unknown_assignment(word)
         if unknown_name is not None:
             flags.append(ParsedFlag(unknown_name, word, word))
@@ -64,7 +69,7 @@ def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tup
             continue
         name = text[2:]
         following = words[index + 1] if index + 1 < len(words) else None
-        next_is_value = following is not None and not _is_option(following)
+        next_is_value = following is not None and not _is_option(following) and following.value != "--"
         if next_is_value and is_bool(name) and isinstance(following.value, str) and following.value not in (
                 "True", "true", "False", "false", "1", "0", "yes", "no"):
             next_is_value = False
@@ -72,7 +77,8 @@ def parse_flags(words: Sequence[Setting], is_bool: Callable[[str], bool]) -> Tup
             flags.append(ParsedFlag(name, following, word))
             index += 2
         else:
-            bare_value = True if is_bool(name) or following is None or _is_option(following) else Unknown(
+            bare_value = True if is_bool(name) or following is None or _is_option(following) \
+                or following.value == "--" else Unknown(
                 f"`--{name}` has no value")
             flags.append(ParsedFlag(name, Setting(bare_value, SourceKind.LAUNCHER_FLAG, word.origin, word.text,
                                                   note=f"--{name}", written_as=f"--{name}"), word, bare=True))

@@ -30,6 +30,7 @@ from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, l
 from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
+from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.workspace import Workspace, transformers_pin
@@ -103,12 +104,24 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     launcher_settings(build.facts, flags, build.candidates)
     code_settings(build.facts, flags, build.candidates)
     build.batch_multiplier = data_batch(build.facts, flags)
-    deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs)
+    unread = _unread_reason(build) if build.facts is None else None
+    deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs, unread)
     _world(build, dirs)
     _environment(build)
-    if build.facts is None or build.facts.uses_hf_trainer:
+    if unread is not None:
+        # Nothing shows the script trains with TrainingArguments (OLMo-core, OpenRLHF's own parsers): the
+        # values it takes when the launch passes none are unknown, not transformers' defaults.
+        unread_entry_defaults(unread, build.candidates)
+    elif build.facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
     return _finish(build, shown_script)
+
+
+def _unread_reason(build: JobBuild) -> str:
+    entry = build.launch.entry
+    name = f"`{entry.value}`" if entry is not None and isinstance(entry.value, str) else "of the launch"
+    how = {False: "does not exist", None: "is not in the scanned tree"}.get(build.entry_exists, "was not read")
+    return f"the entry script {name} {how}, so the defaults it trains with are unknown"
 
 
 def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
@@ -298,6 +311,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         accepted_flags=facts.accepted_flags() if facts else None,
         own_flags=facts.own_flags() if facts else frozenset(),
         parse_known_args=facts.parse_known_args if facts else False,
+        known_args_rest_used=facts.known_args_rest_used if facts else False,
         python_files=tuple(m.path for m in facts.modules) if facts else (),
         flags=build.flags,
         batch_multiplier=build.batch_multiplier,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import FrozenSet, List, Tuple, Union
 
@@ -18,6 +19,7 @@ from trainlint.readers.python.collector import Collector
 from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.lazy_positions import StatementPositions
+from trainlint.readers.python.leftover_args import known_args_rest_used
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
@@ -30,7 +32,10 @@ def read_python(path: Union[str, Path]) -> PythonModule:
     if isinstance(source, Diagnostic):
         return PythonModule(path=source.path, diagnostics=(source,))
     try:
-        return _read_parsed(source)
+        module = _read_parsed(source)
+        if module.parse_known_args and known_args_rest_used(source.text):
+            module = replace(module, known_args_rest_used=True)
+        return module
     except (RecursionError, MemoryError) as err:  # pathological nesting: report, do not crash
         message = f"{source.path} is too deeply nested to analyse ({type(err).__name__})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path),))

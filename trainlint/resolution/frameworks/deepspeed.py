@@ -33,19 +33,23 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
 
 
 def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
-                        dirs: Sequence[Path]) -> None:
+                        dirs: Sequence[Path], unread_entry: Optional[str] = None) -> None:
     """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
-    named, unless an accelerate config (read later) may bring one."""
+    named, unless an accelerate config (read later) may bring one. `unread_entry`: why the entry script was
+    not read; then no config named says nothing (the script may shard the model itself, FSDP or DeepSpeed
+    configured in code), and the stage is unknown."""
     candidates = inputs.candidates
     winner = candidates.winner(K.DEEPSPEED)
-    if winner is None:
-        if option_value(launcher_args, "config_file") is None:
+    if winner is None or winner.value is None or winner.value == "":
+        if winner is None and option_value(launcher_args, "config_file") is not None:
+            return
+        via = (winner,) if winner is not None else ()
+        if unread_entry is not None:
+            candidates.add(K.ZERO_STAGE, Setting(Unknown(f"{unread_entry}; it may shard the model itself"),
+                                                 SourceKind.DERIVED, None, via=via))
+        else:
             candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
-                                                      engine=ShardingEngine.NONE))
-        return
-    if winner.value is None or winner.value == "":
-        candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
-                                                  via=(winner,), engine=ShardingEngine.NONE))
+                                                 via=via, engine=ShardingEngine.NONE))
         return
     if not isinstance(winner.value, str):
         candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config path is not known"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from trainlint.core import Setting, SourceKind
+from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.precedence import Candidates
@@ -16,6 +16,14 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
         if spec.default is not None and DEEPSPEED not in spec.spellings:
             candidates.add(spec.name, Setting(spec.default, SourceKind.FRAMEWORK_DEFAULT, None,
                                               note="HF TrainingArguments default"))
+
+
+def unread_entry_defaults(reason: str, candidates: Candidates) -> None:
+    """What a TrainingArguments default would give, when nothing shows the entry script uses
+    TrainingArguments (it was not read): unknown, for `reason`. A flag the launch passes still wins."""
+    for spec in KNOBS:
+        if spec.default is not None and DEEPSPEED not in spec.spellings:
+            candidates.add(spec.name, Setting(Unknown(reason), SourceKind.FRAMEWORK_DEFAULT, None, note=reason))
 
 
 def _derive_bits(candidates: Candidates, context: DeriveContext) -> None:

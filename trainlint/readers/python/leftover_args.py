@@ -1,0 +1,60 @@
+"""What a script does with the arguments `parse_known_args()` leaves over: drops them (`args, _ = ...`, or
+only prints them), or handles them itself (applies them to a config, hands them to another command)."""
+from __future__ import annotations
+
+import ast
+import warnings
+
+
+def known_args_rest_used(text: str) -> bool:
+    """Whether the arguments `parse_known_args()` leaves over are bound to a name (`args, unknown = ...`)
+    that the module reads again, other than to show it: the script then handles unknown flags itself. Read with the stdlib
+    parser over the whole text, since the statement that reads them need not hold a setting; only files that
+    call parse_known_args get here."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.lstrip("\ufeff"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True  # cannot tell: the rest may be read
+    rests = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "parse_known_args":
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+                    rest = target.elts[1]
+                    if isinstance(rest, ast.Name) and rest.id != "_":
+                        rests.add(rest.id)
+                elif isinstance(target, ast.Name):
+                    rests.add(target.id)  # the pair kept whole: `parsed[1]` may be read
+    if not rests:
+        return False
+    shown_only = _shown_names(tree)
+    return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in rests
+               and id(node) not in shown_only for node in ast.walk(tree))
+
+
+# Calls that only show a value (`ic(left_argv)`, `logger.info(f"unused: {unknown}")`): reading the leftover
+# arguments there handles none of them.
+_SHOWING_CALLS = frozenset({"print", "ic", "pprint", "debug", "info", "warning", "warn", "error", "log",
+                            "print_rank_0"})
+
+
+def _shown_names(tree: ast.AST) -> set:
+    """Ids of the names read only to be shown: arguments of a showing call, as they are or in an f-string."""
+    shown = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name not in _SHOWING_CALLS:
+            continue
+        for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            if isinstance(argument, ast.Name):
+                shown.add(id(argument))
+            elif isinstance(argument, ast.JoinedStr):
+                shown.update(id(value.value) for value in argument.values
+                             if isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name))
+    return shown
