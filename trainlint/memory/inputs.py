@@ -385,27 +385,33 @@ def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
 SDPA_DEFAULT_SINCE = "4.36"
 
 
-def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
-    """The pinned transformers version when it predates the SDPA default, else None."""
+def _eager_by_version(run: TrainingRun) -> Optional[str]:
+    """Why the installed transformers predates the SDPA default, when its requirements prove it: an exact
+    pin below 4.36, or (without a pin) a requirement whose upper bound is below it; else None."""
     pin = run.facts.transformers_pin
-    if pin is None or not isinstance(pin.value, str):
-        return None
-    from packaging.version import InvalidVersion, Version  # only once a job pins transformers
+    if pin is not None and isinstance(pin.value, str):
+        from packaging.version import InvalidVersion, Version  # only once a job pins transformers
 
-    try:
-        return pin.value if Version(pin.value) < Version(SDPA_DEFAULT_SINCE) else None
-    except InvalidVersion:
-        return None
+        try:
+            old = Version(pin.value) < Version(SDPA_DEFAULT_SINCE)
+        except InvalidVersion:
+            return None
+        return f"the default of the pinned transformers {pin.value}" if old else None
+    ceiling = run.facts.transformers_ceiling
+    if ceiling is not None and ceiling.below(SDPA_DEFAULT_SINCE):
+        where = f" ({ceiling.setting.origin})" if ceiling.setting.origin is not None else ""
+        return f"the default of every transformers `{ceiling.setting.text}`{where} admits"
+    return None
 
 
 def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes,
                gpu: Optional[Gpu] = None) -> Attention:
     name = knobs.str(K.ATTN_IMPLEMENTATION) or ""
-    old_release = None if name else _pinned_before_sdpa(run)
+    old_release = None if name else _eager_by_version(run)
     if old_release is not None:
         name = "eager"
-        notes.note(f"attention implementation not set: eager, the default of the pinned transformers "
-                   f"{old_release} (SDPA became the default in {SDPA_DEFAULT_SINCE})")
+        notes.note(f"attention implementation not set: eager, {old_release} (SDPA became the default in "
+                   f"{SDPA_DEFAULT_SINCE})")
     elif not name:
         # An unpinned version may be either side of 4.36: the lower-memory default cannot raise a false alarm.
         name = model.default_attn if model else "sdpa"

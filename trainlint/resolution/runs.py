@@ -32,7 +32,7 @@ from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_
 from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
-from trainlint.resolution.workspace import Workspace, transformers_pin
+from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
 from trainlint.resolution.world import world_size
 
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
@@ -302,6 +302,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         flags=build.flags,
         batch_multiplier=build.batch_multiplier,
         transformers_pin=transformers_pin(build.workspace, build.script_path, facts.path if facts else None),
+        transformers_ceiling=transformers_ceiling(build.workspace, build.script_path, facts.path if facts else None),
     )
 
 
