@@ -219,7 +219,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     fsdp = zero is not None and _sharded_by_fsdp(run)
     # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
     weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora)
-    embedding_copies = _trained_embedding_copies(knobs, lora)
+    embedding_copies = _trained_embedding_copies(knobs, lora, notes)
     checkpointing = _checkpointing(knobs, notes)
     attention = _attention(knobs, run, model, notes, gpu)
     optimizer = _optimizer(knobs, notes)
@@ -362,13 +362,21 @@ def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zer
     return half and (zero is not None or lora or (model is not None and model.half_by_default))
 
 
-def _trained_embedding_copies(knobs: KnobReader, lora: bool) -> int:
+def _trained_embedding_copies(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
     """Embedding and output layers that `modules_to_save` trains as full copies (docs/memory-model.md §6)."""
-    saved = (knobs.str("lora_modules_to_save") or "").replace(" ", "")
+    if lora and knobs.is_unknown(K.LORA_MODULES_TO_SAVE):
+        # Like every setting that adds memory: unknown counts as absent, the side that raises no false alarm.
+        notes.note("modules trained in full next to LoRA (modules_to_save) unknown: assumed none")
+        return 0
+    saved = (knobs.str(K.LORA_MODULES_TO_SAVE) or "").replace(" ", "")
     if not (lora and saved):
         return 0
     names = [name for name in saved.split(",") if name]
-    return sum(1 for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output")))
+    copies = [name for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output"))]
+    if copies:
+        notes.note(f"modules_to_save trains {', '.join(copies)} in full next to LoRA (a vocabulary x hidden matrix "
+                   f"each)")
+    return len(copies)
 
 
 def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
