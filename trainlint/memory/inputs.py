@@ -21,6 +21,8 @@ from trainlint.resolution.frameworks.memory_features import (  # the knobs frame
     IN_PLACE_LOSS,
     MODEL_PARALLEL,
     OUT_OF_SCOPE,
+    PAIRED_SEQUENCES,
+    REFERENCE_MODEL,
     SEQUENCE_PARALLEL,
     TILED_MLP,
 )
@@ -194,6 +196,7 @@ class JobInputs:
     in_place_loss: bool = False  # the loss keeps only the 16-bit logits and overwrites them with their gradient
     activation_offload: bool = False
     tiled_mlp: bool = False
+    reference_model: bool = False  # a frozen copy of the model's weights (DPO, KTO)
     # docs/memory-model.md §5: the 16-bit gradient buckets ZeRO-1/2 allocate in backward, in elements.
     gradient_bucket_elements: float = 0.0
 
@@ -209,7 +212,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     order in which a reader meets the settings: batch, world, precision, sharding, method, model).
     `gpu`, when given, decides what the model's own attention default becomes on that card."""
     batch = _per_device_batch(knobs, notes)
-    multiplier = _batch_multiplier(run, notes)
+    multiplier = _batch_multiplier(run, notes) * _paired_sequences(knobs, notes)
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
     zero = _zero_stage(knobs, run, notes)
@@ -245,6 +248,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
+        reference_model=_switch(knobs, REFERENCE_MODEL, notes,
+                                "a frozen reference copy of the model's weights (preference training)"),
         gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
     )
 
@@ -297,6 +302,15 @@ def _batch_multiplier(run: TrainingRun, notes: EstimateNotes) -> int:
         return multiplier
     notes.unknown("batch", "data-level batch multiplier unknown: assumed 1")
     return 1
+
+
+def _paired_sequences(knobs: KnobReader, notes: EstimateNotes) -> int:
+    """docs/memory-model.md §8: preference training runs each pair's chosen and rejected answers in one batch."""
+    count = knobs.int(PAIRED_SEQUENCES)
+    if count is None or count <= 1:
+        return 1
+    notes.note(f"preference pairs: {count} sequences per sample (chosen and rejected) in every batch")
+    return count
 
 
 def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
@@ -368,10 +382,11 @@ def _trained_embedding_copies(knobs: KnobReader, lora: bool, notes: EstimateNote
         # Like every setting that adds memory: unknown counts as absent, the side that raises no false alarm.
         notes.note("modules trained in full next to LoRA (modules_to_save) unknown: assumed none")
         return 0
-    saved = (knobs.str(K.LORA_MODULES_TO_SAVE) or "").replace(" ", "")
+    saved = knobs.str(K.LORA_MODULES_TO_SAVE) or ""
     if not (lora and saved):
         return 0
-    names = [name for name in saved.split(",") if name]
+    # Comma-separated (a flag, LLaMA-Factory's `additional_target`) or a YAML list (items joined by spaces).
+    names = [name for name in saved.replace(",", " ").split() if name]
     copies = [name for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output"))]
     if copies:
         notes.note(f"modules_to_save trains {', '.join(copies)} in full next to LoRA (a vocabulary x hidden matrix "
