@@ -199,11 +199,18 @@ class JobInputs:
     reference_model: bool = False  # a frozen copy of the model's weights (DPO, KTO)
     # docs/memory-model.md §5: the 16-bit gradient buckets ZeRO-1/2 allocate in backward, in elements.
     gradient_bucket_elements: float = 0.0
+    # docs/memory-model.md §8: sequences per sample in the batch (2: a preference pair's chosen and rejected answers).
+    sequences_per_sample: int = 1
 
     @property
     def samples_per_device(self) -> int:
         """Samples in one micro-batch: the per-device batch times the data-level multiplier."""
         return self.per_device_batch * self.batch_multiplier
+
+    @property
+    def sequences_per_item(self) -> int:
+        """Sequences each item of the per-device batch puts through the model (samples x answers per sample)."""
+        return self.batch_multiplier * self.sequences_per_sample
 
 
 def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], vision: Optional[ModelSpec],
@@ -212,7 +219,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     order in which a reader meets the settings: batch, world, precision, sharding, method, model).
     `gpu`, when given, decides what the model's own attention default becomes on that card."""
     batch = _per_device_batch(knobs, notes)
-    multiplier = _batch_multiplier(run, notes) * _paired_sequences(knobs, notes)
+    multiplier = _batch_multiplier(run, notes)
+    sequences = _paired_sequences(knobs, notes)
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
     zero = _zero_stage(knobs, run, notes)
@@ -231,7 +239,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     sequence = _sequence(knobs, image_tokens, notes)
     eval_runs, eval_batch, gathers = _evaluation(knobs, run, batch)
     return JobInputs(
-        per_device_batch=batch, batch_multiplier=multiplier, sequence=sequence, image_tokens=image_tokens,
+        per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
+        image_tokens=image_tokens,
         images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
         zero_stage=zero, offload_optimizer=offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)) or _offload_switch(knobs, zero),
         offload_params=offloaded(knobs.str(K.OFFLOAD_PARAM)) or _offload_switch(knobs, zero), lora=lora,
@@ -248,8 +257,9 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
-        reference_model=_switch(knobs, REFERENCE_MODEL, notes,
-                                "a frozen reference copy of the model's weights (preference training)"),
+        # With adapters the reference is the adapter-free base itself (TRL, LLaMA-Factory, axolotl).
+        reference_model=not lora and _switch(knobs, REFERENCE_MODEL, notes,
+                                             "a frozen reference copy of the model's weights (preference training)"),
         gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
     )
 

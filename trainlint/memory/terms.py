@@ -391,7 +391,7 @@ def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[f
 
 def _tokens(job: JobInputs, batch: int) -> float:
     """Tokens one GPU holds activations for: sequence parallelism splits each sequence (docs/memory-model.md §17)."""
-    return float(batch * job.batch_multiplier * job.sequence) / job.sequence_parallel
+    return float(batch * job.sequences_per_item * job.sequence) / job.sequence_parallel
 
 
 def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: EstimateNotes) -> float:
@@ -425,7 +425,7 @@ def vision_tower_bytes(vision: Optional[ModelSpec], job: JobInputs, batch: int, 
     """Activations of the vision tower: docs/memory-model.md §10."""
     if vision is None or not job.images_per_sample:
         return 0.0
-    tiles = float(batch * job.batch_multiplier * job.images_per_sample)
+    tiles = float(batch * job.sequences_per_item * job.images_per_sample)
     s_v = vision.vision_tokens_per_tile
     per_layer = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1)
     if not job.vision_trainable:

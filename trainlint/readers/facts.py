@@ -119,6 +119,9 @@ class TrainerCall:
     # `**make_data_module(...)` where the function is imported: its name, for the resolution to look
     # up what the function's returned dict holds as eval_dataset in the module that defines it.
     splat_builder: Optional[str] = None
+    # `ref_model=` and `peft_config=` of a preference trainer (TRL's DPOTrainer): value None for a literal None.
+    ref_model: Optional[Setting] = None
+    peft_config: Optional[Setting] = None
 
 
 @dataclass(frozen=True)

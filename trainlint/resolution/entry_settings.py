@@ -11,6 +11,7 @@ from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_
 from trainlint.readers.python.adapters import ADAPTER_KEYWORDS, LORA_CONFIG
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
+from trainlint.resolution.frameworks.memory_features import PAIRED_SEQUENCES, REFERENCE_MODEL
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -118,6 +119,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
                 continue  # the branch does not run: the override never happens
             setting = gated
         candidates.add(target, setting)
+    _preference_trainers(facts, flags, candidates)
     for callee, keyword in facts.other_keywords:
         if callee == DEEPSPEED_ENGINE_CALLEE:
             _engine_setting(keyword, argparse_values, candidates)
@@ -265,3 +267,39 @@ def _tested_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str,
     sources = tuple(source for _, source in told)
     return replace(setting, via=sources, note=f"{setting.note or 'assigned in code'} (the branch taken, by "
                                               f"{', '.join(source.text or str(source.value) for source in sources)})")
+
+
+# TRL trainers whose collator or forward puts each pair's chosen and rejected answers in one batch (DPOTrainer's
+# collator returns them as the two halves of a batch, trl/trainer/dpo_trainer.py; RewardTrainer's likewise; ORPO's
+# and CPO's `concatenated_forward`), and those that keep a reference model.
+_PAIRED_TRAINERS = ("DPOTrainer", "RewardTrainer", "ORPOTrainer", "CPOTrainer")
+_REFERENCE_TRAINERS = ("DPOTrainer", "KTOTrainer")
+
+
+def _absent(setting: Optional[Setting]) -> bool:
+    return setting is None or setting.value is None
+
+
+def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates) -> None:
+    """A TRL preference trainer in the entry script. DPOTrainer and KTOTrainer load a copy of the model as the
+    reference when `ref_model` is absent, unless the model is a PEFT model (`peft_config`, or LoRA, which the
+    memory model checks) or the reference log-probabilities are precomputed; a `ref_model` the script passes is
+    a model whose size is not read, and is not counted."""
+    precomputed = [k.setting for k in facts.config_keywords if k.name == "precompute_ref_log_probs"]
+    flag = flags.get("precompute_ref_log_probs")
+    if flag is not None:
+        precomputed.append(flag.value)
+    no_precompute = all(coerce(K.BF16, setting.value).value is False for setting in precomputed)
+    for call in facts.trainer_calls:
+        name = call.callee.rsplit(".", 1)[-1]
+        note = f"{name}: chosen and rejected answers in one batch"
+        if not _absent(call.peft_config):
+            # TRL wraps the model with the adapters `peft_config` describes; an explicit switch says when.
+            candidates.add(K.LORA, Setting(Unknown(f"{name} is given a peft_config"), SourceKind.DERIVED,
+                                           call.peft_config.origin, note="peft_config"))
+        if name.endswith(_PAIRED_TRAINERS):
+            candidates.add(PAIRED_SEQUENCES, Setting(2, SourceKind.DERIVED, call.origin, name, note=note))
+        if name.endswith(_REFERENCE_TRAINERS) and _absent(call.ref_model) and _absent(call.peft_config) \
+                and no_precompute:
+            candidates.add(REFERENCE_MODEL, Setting(True, SourceKind.DERIVED, call.origin, name,
+                                                    note=f"{name}: a reference copy of the model"))
