@@ -9,7 +9,7 @@ import pytest
 
 from trainlint.checks._examples import job
 from trainlint.linter import lint, make_target
-from trainlint.readers.requirements import read_pin
+from trainlint.readers.requirements import read_ceiling, read_pin
 
 DOCKERFILE = """FROM nvcr.io/nvidia/pytorch:23.10-py3
 RUN pip install --no-cache-dir -U "transformers==4.31.0" deepspeed==0.10.0 && \\
@@ -73,3 +73,42 @@ def test_every_word_of_a_pip_install_line_is_its_own_requirement(tmp_path):
     # The origin is the version token itself, where a fix or a reader's eye goes.
     assert (pins["peft"].origin.line, pins["peft"].origin.column) == (3, 24)
     assert pins["peft"].origin.end_column - pins["peft"].origin.column == len("0.4.0")
+
+
+@pytest.mark.parametrize("text, token", [
+    ("transformers<4.36\n", "4.36"),
+    ("transformers~=4.31.0\n", "4.31.0"),
+    ("transformers==4.31.*\n", "4.31.*"),
+    ("transformers>=4.30,<=4.35.2\n", "4.35.2"),
+])
+def test_a_range_whose_upper_bound_predates_sdpa_decides_eager_attention(tmp_path, text, token):
+    _job(tmp_path, "requirements.txt", text)
+    note = _attention_note(tmp_path)
+    # The note names the requirement that decided it, at its version token.
+    assert f"eager, the default of every transformers `{text.strip()}` (" in note
+    ceiling = read_ceiling(tmp_path / "requirements.txt", "transformers")
+    origin = ceiling.setting.origin
+    assert text[origin.column - 1:origin.end_column - 1] == token
+
+
+@pytest.mark.parametrize("text", ["transformers>=4.31,<5\n", "transformers~=4.36\n", "transformers<=4.36.0\n",
+                                  "transformers==4.36.*\n", "transformers>=4.31\n"])
+def test_a_range_that_admits_4_36_or_later_keeps_the_lower_memory_default(tmp_path, text):
+    _job(tmp_path, "requirements.txt", text)
+    assert "eager" not in _attention_note(tmp_path)
+
+
+def test_an_exact_pin_in_a_variant_wins_over_a_range_in_requirements_txt(tmp_path):
+    _job(tmp_path, "requirements.txt", "transformers<4.36\n")
+    (tmp_path / "requirements_o2.6.txt").write_text("transformers==4.44.2\n")
+    assert "eager" not in _attention_note(tmp_path)
+
+
+def test_a_published_repository_layout_with_a_compatible_release_range():
+    """A repository whose setup.py and requirements.txt bound transformers with `~=`: the 2023 stack's
+    eager attention, said in the estimate with the requirement that decided it."""
+    folder = Path(__file__).parent / "samples" / "versions" / "compatible_release"
+    [estimate] = lint([folder], make_target(gpu="a100-80gb", num_gpus=4)).estimates.values()
+    note = next(note for note in estimate.assumptions if "attention" in note)
+    assert "eager, the default of every transformers `transformers~=4.33.0`" in note
+    assert "requirements.txt:4:" in note

@@ -155,8 +155,12 @@ def _functions_calling(attribute: str):
 def test_the_scope_lookups_are_those_the_narrowing_keeps_bindings_for():
     # A new caller of a scope lookup may look up a name the narrowing hands libcst as `pass`: review narrowing.py.
     assert _functions_calling("assignments") == {
-        ("values", "resolve_in_scope"), ("eval_data", "splat_eval_dataset"), ("deepspeed_calls", "_builder_call")
+        ("values", "resolve_in_scope"), ("eval_data", "splat_eval_dataset"), ("deepspeed_calls", "_builder_call"),
+        # LoraConfig's `modules_to_save=name` (kept through LOOKED_UP_KEYWORDS), the names its `if` tests (kept as
+        # the test of a branch that binds a kept name) and the methods called on it (kept as bindings)
+        ("adapters", "_local"), ("adapters", "_term"),
     }
+    assert "modules_to_save" in LOOKED_UP_KEYWORDS
     assert _functions_calling("resolve_in_scope") == {("values", "optional_value"), ("eval_data", "dict_eval_dataset")}
     assert _functions_calling("optional_value") == {("eval_data", "trainer_call")}
     eval_data = ast.parse((PACKAGE / "eval_data.py").read_text(encoding="utf-8"))

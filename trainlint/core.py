@@ -334,6 +334,27 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class VersionCeiling:
+    """A requirement that bounds a package's version from above (`transformers<4.36`, `~=4.31.0`,
+    `==4.31.*`, `<=4.35.2`): every release it admits is below `version` (or at most it, `inclusive`).
+    `setting` is the version token as written, its `text` the whole requirement."""
+
+    version: str
+    inclusive: bool
+    setting: Setting
+
+    def below(self, release: str) -> bool:
+        """Whether every version the requirement admits is older than `release`."""
+        from packaging.version import InvalidVersion, Version  # lazy: only once a ceiling is compared
+
+        try:
+            ceiling, wanted = Version(self.version), Version(release)
+        except InvalidVersion:
+            return False
+        return ceiling < wanted if self.inclusive else ceiling <= wanted
+
+
+@dataclass(frozen=True)
 class RunFacts:
     """What the entry script does beyond plain settings; None means it could not be told."""
 
@@ -360,6 +381,8 @@ class RunFacts:
     flags: Tuple[Tuple[str, Setting], ...] = ()
     # The `transformers` version the repository pins (requirements/pyproject), when it pins one.
     transformers_pin: Optional[Setting] = None
+    # Without an exact pin: the first requirement that bounds the `transformers` version from above.
+    transformers_ceiling: Optional[VersionCeiling] = None
 
 
 @dataclass(frozen=True)

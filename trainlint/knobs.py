@@ -59,6 +59,7 @@ class K(str, Enum):
     FINETUNING_TYPE = "finetuning_type"
     ADAPTER = "adapter"
     LORA_R = "lora_r"
+    LORA_MODULES_TO_SAVE = "lora_modules_to_save"
     BITS = "bits"
     LOAD_IN_4BIT = "load_in_4bit"
     LOAD_IN_8BIT = "load_in_8bit"
@@ -307,6 +308,10 @@ KNOBS: Tuple[Knob, ...] = (
     ),
     Knob(K.ADAPTER, str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
     Knob(K.LORA_R, int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",)}),
+    # peft's `modules_to_save`: modules trained as full copies next to the adapters (LLaMA-Factory's
+    # `additional_target`, axolotl's `lora_modules_to_save`), comma-separated names.
+    Knob(K.LORA_MODULES_TO_SAVE, str, "modules trained in full next to LoRA",
+         {ARGS: ("lora_modules_to_save", "additional_target"), AXOLOTL: ("lora_modules_to_save",)}),
     Knob(K.BITS, int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
     Knob(K.LOAD_IN_4BIT, bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
     Knob(K.LOAD_IN_8BIT, bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),

@@ -82,6 +82,9 @@ class LongSequenceRisk(Rule):
         # The entry script may put several samples into one item of the batch (InternLM-XComposer's batch_size).
         who = ("a sample", "needs") if samples <= 1 else (
             f"the {samples} samples the entry script puts in one item, each", "need")
+        if single.sequences_per_sample > 1:
+            who = ("a sample's chosen and rejected answers (in one batch), each" if samples <= 1 else
+                   f"the chosen and rejected answers of the {samples} samples in one item, each", "need")
         message = (f"at a micro-batch of 1, {who[0]} at {tokens}, {who[1]} about {single.peak_gib:.1f} GiB per GPU on "
                    f"{on_gpu(ctx, single)}, {sequence_share:.1f} GiB of it grows with the sequence")
         fitting = fitting_length(run, ctx.gpu, 1, length)

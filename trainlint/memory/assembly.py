@@ -75,6 +75,7 @@ class JobMemoryEstimate(MemoryEstimate):
     sequence_tokens: int = 0
     image_tokens: int = 0
     micro_batch: int = 0
+    sequences_per_sample: int = 1  # 2 for a preference pair (chosen and rejected answers in one batch)
 
     @property
     def rests_on_assumptions(self) -> bool:
@@ -135,6 +136,7 @@ def _assemble(gpu: Gpu, model: ModelSpec, job: JobInputs, states: ModelStates, d
         breakdown=breakdown, assumptions=tuple(notes.assumptions), unknowns=tuple(notes.unknowns),
         assumed_inputs=frozenset(notes.assumed), model=model.key,
         sequence_tokens=job.sequence, image_tokens=job.image_tokens, micro_batch=job.samples_per_device,
+        sequences_per_sample=job.sequences_per_sample,
     )
 
 

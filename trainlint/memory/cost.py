@@ -85,7 +85,7 @@ def step_time(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value
     model, job = found
     accumulation = knobs.int("gradient_accumulation_steps") or 1
     params = model.params_b * 1e9
-    micro_tokens = max(1, job.samples_per_device * job.sequence)
+    micro_tokens = max(1, job.samples_per_device * job.sequences_per_sample * job.sequence)
     step_tokens = micro_tokens * accumulation
     efficiency = micro_tokens / (micro_tokens + HALF_EFFICIENCY_TOKENS)
     flops = 6 * params * step_tokens

@@ -21,6 +21,8 @@ from trainlint.resolution.frameworks.memory_features import (  # the knobs frame
     IN_PLACE_LOSS,
     MODEL_PARALLEL,
     OUT_OF_SCOPE,
+    PAIRED_SEQUENCES,
+    REFERENCE_MODEL,
     SEQUENCE_PARALLEL,
     TILED_MLP,
 )
@@ -194,13 +196,21 @@ class JobInputs:
     in_place_loss: bool = False  # the loss keeps only the 16-bit logits and overwrites them with their gradient
     activation_offload: bool = False
     tiled_mlp: bool = False
+    reference_model: bool = False  # a frozen copy of the model's weights (DPO, KTO)
     # docs/memory-model.md §5: the 16-bit gradient buckets ZeRO-1/2 allocate in backward, in elements.
     gradient_bucket_elements: float = 0.0
+    # docs/memory-model.md §8: sequences per sample in the batch (2: a preference pair's chosen and rejected answers).
+    sequences_per_sample: int = 1
 
     @property
     def samples_per_device(self) -> int:
         """Samples in one micro-batch: the per-device batch times the data-level multiplier."""
         return self.per_device_batch * self.batch_multiplier
+
+    @property
+    def sequences_per_item(self) -> int:
+        """Sequences each item of the per-device batch puts through the model (samples x answers per sample)."""
+        return self.batch_multiplier * self.sequences_per_sample
 
 
 def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], vision: Optional[ModelSpec],
@@ -210,6 +220,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     `gpu`, when given, decides what the model's own attention default becomes on that card."""
     batch = _per_device_batch(knobs, notes)
     multiplier = _batch_multiplier(run, notes)
+    sequences = _paired_sequences(knobs, notes)
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
     zero = _zero_stage(knobs, run, notes)
@@ -219,7 +230,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     fsdp = zero is not None and _sharded_by_fsdp(run)
     # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
     weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora)
-    embedding_copies = _trained_embedding_copies(knobs, lora)
+    embedding_copies = _trained_embedding_copies(knobs, lora, notes)
     checkpointing = _checkpointing(knobs, notes)
     attention = _attention(knobs, run, model, notes, gpu)
     optimizer = _optimizer(knobs, notes)
@@ -228,7 +239,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     sequence = _sequence(knobs, image_tokens, notes)
     eval_runs, eval_batch, gathers = _evaluation(knobs, run, batch)
     return JobInputs(
-        per_device_batch=batch, batch_multiplier=multiplier, sequence=sequence, image_tokens=image_tokens,
+        per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
+        image_tokens=image_tokens,
         images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
         zero_stage=zero, offload_optimizer=offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)) or _offload_switch(knobs, zero),
         offload_params=offloaded(knobs.str(K.OFFLOAD_PARAM)) or _offload_switch(knobs, zero), lora=lora,
@@ -245,6 +257,9 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
+        # With adapters the reference is the adapter-free base itself (TRL, LLaMA-Factory, axolotl).
+        reference_model=not lora and _switch(knobs, REFERENCE_MODEL, notes,
+                                             "a frozen reference copy of the model's weights (preference training)"),
         gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
     )
 
@@ -297,6 +312,15 @@ def _batch_multiplier(run: TrainingRun, notes: EstimateNotes) -> int:
         return multiplier
     notes.unknown("batch", "data-level batch multiplier unknown: assumed 1")
     return 1
+
+
+def _paired_sequences(knobs: KnobReader, notes: EstimateNotes) -> int:
+    """docs/memory-model.md §8: preference training runs each pair's chosen and rejected answers in one batch."""
+    count = knobs.int(PAIRED_SEQUENCES)
+    if count is None or count <= 1:
+        return 1
+    notes.note(f"preference pairs: {count} sequences per sample (chosen and rejected) in every batch")
+    return count
 
 
 def _world_size(knobs: KnobReader, notes: EstimateNotes) -> int:
@@ -362,13 +386,22 @@ def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zer
     return half and (zero is not None or lora or (model is not None and model.half_by_default))
 
 
-def _trained_embedding_copies(knobs: KnobReader, lora: bool) -> int:
+def _trained_embedding_copies(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
     """Embedding and output layers that `modules_to_save` trains as full copies (docs/memory-model.md §6)."""
-    saved = (knobs.str("lora_modules_to_save") or "").replace(" ", "")
+    if lora and knobs.is_unknown(K.LORA_MODULES_TO_SAVE):
+        # Like every setting that adds memory: unknown counts as absent, the side that raises no false alarm.
+        notes.note("modules trained in full next to LoRA (modules_to_save) unknown: assumed none")
+        return 0
+    saved = knobs.str(K.LORA_MODULES_TO_SAVE) or ""
     if not (lora and saved):
         return 0
-    names = [name for name in saved.split(",") if name]
-    return sum(1 for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output")))
+    # Comma-separated (a flag, LLaMA-Factory's `additional_target`) or a YAML list (items joined by spaces).
+    names = [name for name in saved.replace(",", " ").split() if name]
+    copies = [name for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output"))]
+    if copies:
+        notes.note(f"modules_to_save trains {', '.join(copies)} in full next to LoRA (a vocabulary x hidden matrix "
+                   f"each)")
+    return len(copies)
 
 
 def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
@@ -385,27 +418,33 @@ def _checkpointing(knobs: KnobReader, notes: EstimateNotes) -> bool:
 SDPA_DEFAULT_SINCE = "4.36"
 
 
-def _pinned_before_sdpa(run: TrainingRun) -> Optional[str]:
-    """The pinned transformers version when it predates the SDPA default, else None."""
+def _eager_by_version(run: TrainingRun) -> Optional[str]:
+    """Why the installed transformers predates the SDPA default, when its requirements prove it: an exact
+    pin below 4.36, or (without a pin) a requirement whose upper bound is below it; else None."""
     pin = run.facts.transformers_pin
-    if pin is None or not isinstance(pin.value, str):
-        return None
-    from packaging.version import InvalidVersion, Version  # only once a job pins transformers
+    if pin is not None and isinstance(pin.value, str):
+        from packaging.version import InvalidVersion, Version  # only once a job pins transformers
 
-    try:
-        return pin.value if Version(pin.value) < Version(SDPA_DEFAULT_SINCE) else None
-    except InvalidVersion:
-        return None
+        try:
+            old = Version(pin.value) < Version(SDPA_DEFAULT_SINCE)
+        except InvalidVersion:
+            return None
+        return f"the default of the pinned transformers {pin.value}" if old else None
+    ceiling = run.facts.transformers_ceiling
+    if ceiling is not None and ceiling.below(SDPA_DEFAULT_SINCE):
+        where = f" ({ceiling.setting.origin})" if ceiling.setting.origin is not None else ""
+        return f"the default of every transformers `{ceiling.setting.text}`{where} admits"
+    return None
 
 
 def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes,
                gpu: Optional[Gpu] = None) -> Attention:
     name = knobs.str(K.ATTN_IMPLEMENTATION) or ""
-    old_release = None if name else _pinned_before_sdpa(run)
+    old_release = None if name else _eager_by_version(run)
     if old_release is not None:
         name = "eager"
-        notes.note(f"attention implementation not set: eager, the default of the pinned transformers "
-                   f"{old_release} (SDPA became the default in {SDPA_DEFAULT_SINCE})")
+        notes.note(f"attention implementation not set: eager, {old_release} (SDPA became the default in "
+                   f"{SDPA_DEFAULT_SINCE})")
     elif not name:
         # An unpinned version may be either side of 4.36: the lower-memory default cannot raise a false alarm.
         name = model.default_attn if model else "sdpa"

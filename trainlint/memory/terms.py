@@ -331,11 +331,26 @@ class ModelStates:
         return self.weights + self.gradients + self.optimizer
 
 
+def reference_weights_bytes(model: ModelSpec, vision: Optional[ModelSpec], job: JobInputs) -> float:
+    """docs/memory-model.md §6: a frozen reference model, loaded like the trained one in its compute dtype and
+    prepared by the trainer's DeepSpeed or FSDP (TRL's `prepare_deepspeed` keeps ZeRO-3 and its parameter offload
+    for it, and runs stage 0, a whole copy on every GPU, below stage 3)."""
+    if not job.reference_model:
+        return 0.0
+    params = model.params + (vision.params if vision is not None else 0.0)
+    whole = params * (2 if job.weights_half or job.mixed_precision else 4)
+    if job.fsdp:
+        return whole / _fsdp_shards(job)
+    if job.zero_stage == 3:
+        return 0.0 if job.offload_params else whole / job.world_size
+    return whole
+
+
 def model_states(model: ModelSpec, vision: Optional[ModelSpec], job: JobInputs, notes: EstimateNotes) -> ModelStates:
     split = parameter_split(model, vision, job, notes)
     note_model_state_layout(job, notes)
-    return ModelStates(weights_bytes(model, split, job), gradients_bytes(model, split, job),
-                       optimizer_bytes(split, job))
+    weights = weights_bytes(model, split, job) + reference_weights_bytes(model, vision, job)
+    return ModelStates(weights, gradients_bytes(model, split, job), optimizer_bytes(split, job))
 
 
 # --- Activations, logits, vision tower ---------------------------------------------------------------
@@ -376,7 +391,7 @@ def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[f
 
 def _tokens(job: JobInputs, batch: int) -> float:
     """Tokens one GPU holds activations for: sequence parallelism splits each sequence (docs/memory-model.md §17)."""
-    return float(batch * job.batch_multiplier * job.sequence) / job.sequence_parallel
+    return float(batch * job.sequences_per_item * job.sequence) / job.sequence_parallel
 
 
 def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: EstimateNotes) -> float:
@@ -410,7 +425,7 @@ def vision_tower_bytes(vision: Optional[ModelSpec], job: JobInputs, batch: int, 
     """Activations of the vision tower: docs/memory-model.md §10."""
     if vision is None or not job.images_per_sample:
         return 0.0
-    tiles = float(batch * job.batch_multiplier * job.images_per_sample)
+    tiles = float(batch * job.sequences_per_item * job.images_per_sample)
     s_v = vision.vision_tokens_per_tile
     per_layer = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1)
     if not job.vision_trainable:

@@ -119,6 +119,9 @@ class TrainerCall:
     # `**make_data_module(...)` where the function is imported: its name, for the resolution to look
     # up what the function's returned dict holds as eval_dataset in the module that defines it.
     splat_builder: Optional[str] = None
+    # `ref_model=` and `peft_config=` of a preference trainer (TRL's DPOTrainer): value None for a literal None.
+    ref_model: Optional[Setting] = None
+    peft_config: Optional[Setting] = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,13 @@ class Override:
     when: Optional[str] = None
     when_negated: bool = False
     when_value: Value = None
+    # A value chosen by a branch over several parsed arguments (`if lora_args.q_lora or "chat" in
+    # model_args.model_name_or_path.lower():`): each test is a Keyword naming the argument it reads
+    # (`reference`) and whether it is negated; its setting's value is True for a truth test, or the word a
+    # case-insensitive substring test looks for. The override applies when any test holds (`tests_any`) or
+    # when all do; `setting` holds the value it then gives.
+    tests: Tuple[Keyword, ...] = ()
+    tests_any: bool = False
 
 
 @dataclass(frozen=True)

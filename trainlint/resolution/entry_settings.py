@@ -3,13 +3,15 @@ defaults, the keywords it hands TrainingArguments and the values it assigns afte
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import K, coerce, knob_for
-from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, Keyword
+from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, Keyword, Override
+from trainlint.readers.python.adapters import ADAPTER_KEYWORDS, LORA_CONFIG
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
+from trainlint.resolution.frameworks.memory_features import PAIRED_SEQUENCES, REFERENCE_MODEL
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -111,15 +113,25 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         if target is None or _copies_argument(override):
             continue
         setting = replace(override.setting, kind=SourceKind.CODE_OVERRIDE)
+        if override.tests:
+            tested = _tested_override(facts, flags, argparse_values, override, setting)
+            if tested is not None:
+                candidates.add(target, tested)
+            continue
         if override.when is not None:
             gated = _gated_override(facts, flags, argparse_values, override, setting)
             if gated is None:
                 continue  # the branch does not run: the override never happens
             setting = gated
         candidates.add(target, setting)
+    _preference_trainers(facts, flags, candidates)
     for callee, keyword in facts.other_keywords:
         if callee == DEEPSPEED_ENGINE_CALLEE:
             _engine_setting(keyword, argparse_values, candidates)
+            continue
+        if callee == LORA_CONFIG:
+            if keyword.name in ADAPTER_KEYWORDS:
+                candidates.add(ADAPTER_KEYWORDS[keyword.name], _adapter_setting(facts, flags, argparse_values, keyword))
             continue
         target = knob_for(keyword.name)
         accumulation = callee.endswith("Accelerator") and target == "gradient_accumulation_steps"
@@ -204,3 +216,95 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
         return None
     return replace(setting, value=override.when_value, via=(gate,),
                    note=f"{setting.note} (runs because {override.when} is {gate.text or gate.value})")
+
+
+def _adapter_setting(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],
+                     keyword: Keyword) -> Setting:
+    """A `LoraConfig(...)` keyword: what peft gets. A literal there is what trains, whatever flag the script
+    also accepts, and so is a value it cannot tell (a code override either way); a parsed argument is that
+    argument's value (its flag, else its default)."""
+    source = None if keyword.reference is None else _argument_value(facts, flags, argparse_values, keyword.reference)
+    if source is None:
+        return replace(keyword.setting, kind=SourceKind.CODE_OVERRIDE)
+    return Setting(source.value, SourceKind.CODE_KEYWORD, source.origin, source.text, via=source.via,
+                   note=keyword.setting.note, written_as=source.written_as)
+
+
+def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],
+                test: Keyword) -> Optional[Tuple[bool, Setting]]:
+    """Whether one argument test of a branch holds, and the argument's value it was told from; None when the
+    value cannot be told."""
+    source = _argument_value(facts, flags, argparse_values, test.reference or test.name)
+    if source is None or isinstance(source.value, Unknown):
+        return None
+    word = test.setting.value
+    if isinstance(word, str):  # a case-insensitive substring test of a text argument
+        if not isinstance(source.value, str):
+            return None
+        holds = word in source.value.lower()
+    else:
+        truth = coerce(K.BF16, source.value).value
+        if not isinstance(truth, bool):
+            return None
+        holds = truth
+    return holds != test.negated, source
+
+
+def _tested_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting], override: Override,
+                     setting: Setting) -> Optional[Setting]:
+    """A value one arm of an `if` over several parsed arguments gives: itself when the test selects that arm,
+    None when it selects the other, Unknown when an argument it needs cannot be told."""
+    results = [_test_holds(facts, flags, argparse_values, test) for test in override.tests]
+    told = [result for result in results if result is not None]
+    if override.tests_any and any(holds for holds, _ in told):
+        decided: Optional[bool] = True
+    elif not override.tests_any and any(not holds for holds, _ in told):
+        decided = False
+    elif len(told) == len(results):
+        decided = override.tests_any is False
+    else:
+        decided = None
+    if decided is None:
+        missing = [test.reference or test.name for test, result in zip(override.tests, results) if result is None]
+        return replace(setting, value=Unknown(f"chosen by a branch on {', '.join(missing)}, which cannot be told"))
+    if not decided:
+        return None
+    sources = tuple(source for _, source in told)
+    return replace(setting, via=sources, note=f"{setting.note or 'assigned in code'} (the branch taken, by "
+                                              f"{', '.join(source.text or str(source.value) for source in sources)})")
+
+
+# TRL trainers whose collator or forward puts each pair's chosen and rejected answers in one batch (DPOTrainer's
+# collator returns them as the two halves of a batch, trl/trainer/dpo_trainer.py; RewardTrainer's likewise; ORPO's
+# and CPO's `concatenated_forward`), and those that keep a reference model.
+_PAIRED_TRAINERS = ("DPOTrainer", "RewardTrainer", "ORPOTrainer", "CPOTrainer")
+_REFERENCE_TRAINERS = ("DPOTrainer", "KTOTrainer")
+
+
+def _absent(setting: Optional[Setting]) -> bool:
+    return setting is None or setting.value is None
+
+
+def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates) -> None:
+    """A TRL preference trainer in the entry script. DPOTrainer and KTOTrainer load a copy of the model as the
+    reference when `ref_model` is absent, unless the model is a PEFT model (`peft_config`, or LoRA, which the
+    memory model checks) or the reference log-probabilities are precomputed; a `ref_model` the script passes is
+    a model whose size is not read, and is not counted."""
+    precomputed = [k.setting for k in facts.config_keywords if k.name == "precompute_ref_log_probs"]
+    flag = flags.get("precompute_ref_log_probs")
+    if flag is not None:
+        precomputed.append(flag.value)
+    no_precompute = all(coerce(K.BF16, setting.value).value is False for setting in precomputed)
+    for call in facts.trainer_calls:
+        name = call.callee.rsplit(".", 1)[-1]
+        note = f"{name}: chosen and rejected answers in one batch"
+        if not _absent(call.peft_config):
+            # TRL wraps the model with the adapters `peft_config` describes; an explicit switch says when.
+            candidates.add(K.LORA, Setting(Unknown(f"{name} is given a peft_config"), SourceKind.DERIVED,
+                                           call.peft_config.origin, note="peft_config"))
+        if name.endswith(_PAIRED_TRAINERS):
+            candidates.add(PAIRED_SEQUENCES, Setting(2, SourceKind.DERIVED, call.origin, name, note=note))
+        if name.endswith(_REFERENCE_TRAINERS) and _absent(call.ref_model) and _absent(call.peft_config) \
+                and no_precompute:
+            candidates.add(REFERENCE_MODEL, Setting(True, SourceKind.DERIVED, call.origin, name,
+                                                    note=f"{name}: a reference copy of the model"))

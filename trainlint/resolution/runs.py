@@ -33,7 +33,7 @@ from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerat
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
-from trainlint.resolution.workspace import Workspace, transformers_pin
+from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
 from trainlint.resolution.world import world_size
 
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
@@ -316,6 +316,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         flags=build.flags,
         batch_multiplier=build.batch_multiplier,
         transformers_pin=transformers_pin(build.workspace, build.script_path, facts.path if facts else None),
+        transformers_ceiling=transformers_ceiling(build.workspace, build.script_path, facts.path if facts else None),
     )
 
 

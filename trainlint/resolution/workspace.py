@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from trainlint.cache import FactCache
-from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, file_kind
+from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, VersionCeiling, file_kind
 from trainlint.inputs import note_folder, note_path, repo_root, tree_roots, within
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
-from trainlint.readers.requirements import read_pin
+from trainlint.readers.requirements import read_ceiling, read_pin
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
 from trainlint.readers.yaml_screen import may_hold_key
 
-__all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_pin", "tree_roots"]
+__all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_ceiling", "transformers_pin",
+           "tree_roots"]
 
 T = TypeVar("T")
 # Where a folder may pin a package, in the order they are asked; `requirements*.txt` variants
@@ -50,6 +51,15 @@ def transformers_pin(workspace: "Workspace", *paths: Optional[Path]) -> Optional
     the repository root (the first requirements file that names it wins)."""
     for start in [p for p in paths if p is not None]:
         found = workspace.pin_above(workspace.resolved(start).parent, "transformers")
+        if found is not None:
+            return found
+    return None
+
+
+def transformers_ceiling(workspace: "Workspace", *paths: Optional[Path]) -> Optional[VersionCeiling]:
+    """The first requirement that bounds `transformers` from above, looked up as `transformers_pin` looks."""
+    for start in [p for p in paths if p is not None]:
+        found = workspace.ceiling_above(workspace.resolved(start).parent, "transformers")
         if found is not None:
             return found
     return None
@@ -96,6 +106,8 @@ class Workspace:
         self._screened: Dict[Tuple[Path, Tuple[str, ...]], bool] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
         self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
+        self._ceilings: Dict[Tuple[Path, str], Optional[VersionCeiling]] = {}
+        self._ceilings_above: Dict[Tuple[Path, str], Optional[VersionCeiling]] = {}
         self._repo_roots: Dict[Path, Optional[Path]] = {}
         # Each file read, as it was when read (device, inode, size, mtime, ctime): a fix refuses to
         # write a file that has changed since.
@@ -283,6 +295,32 @@ class Workspace:
         if folder == root or folder.parent == folder:
             return None
         return self.pin_above(folder.parent, package)
+
+    def ceiling_above(self, folder: Path, package: str) -> Optional[VersionCeiling]:
+        """The upper bound on `package` of the first requirements file that bounds it, from `folder` up to
+        its repository's root, in the order `pin_above` looks."""
+        key = (folder, package)
+        if key not in self._ceilings_above:
+            self._ceilings_above[key] = self._find_ceiling_above(folder, package)
+        return self._ceilings_above[key]
+
+    def _find_ceiling_above(self, folder: Path, package: str) -> Optional[VersionCeiling]:
+        for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
+            found = self.ceiling_in(folder / name, package)
+            if found is not None:
+                return found
+        root = self.repo_root(folder) or folder
+        if folder == root or folder.parent == folder:
+            return None
+        return self.ceiling_above(folder.parent, package)
+
+    def ceiling_in(self, path: Path, package: str) -> Optional[VersionCeiling]:
+        key = (self.resolved(path), package)
+        if key not in self._ceilings:
+            note_path(path)
+            readable = path.is_file() and self.inside(path) and not_regular(path, str(path)) is None
+            self._ceilings[key] = read_ceiling(path, package) if readable else None
+        return self._ceilings[key]
 
     def _requirement_variants(self, folder: Path) -> List[str]:
         note_folder(folder)  # a variant added later changes the answer

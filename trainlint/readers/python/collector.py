@@ -7,6 +7,7 @@ from typing import FrozenSet, List
 import libcst as cst
 
 from trainlint.readers.facts import PythonModule
+from trainlint.readers.python.adapters import LORA_CONFIG, AdapterReader
 from trainlint.readers.python.argparse_args import read_add_argument, returns_remaining_strings
 from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, ConfigCallReader, is_config_class
@@ -49,6 +50,7 @@ class Collector(cst.CSTVisitor):
         self.config_calls = ConfigCallReader(values, self.found)
         self.eval_data = EvalDataReader(values)
         self.overrides = OverrideReader(values, self.found)
+        self.adapters = AdapterReader(values, self.found)
         self._ancestors: List[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -145,7 +147,9 @@ class Collector(cst.CSTVisitor):
         elif is_engine_call(node):
             self.found.other_keywords.extend(
                 (DEEPSPEED_ENGINE_CALLEE, keyword) for keyword in engine_keywords(self.values, node))
-        if callee in OTHER_CALL_KEYWORDS:
+        if callee == LORA_CONFIG:
+            self.adapters.lora_config(node)
+        elif callee in OTHER_CALL_KEYWORDS:
             self.config_calls.knob_keywords(node, callee)
 
     def visit_Assign(self, node: cst.Assign) -> None:

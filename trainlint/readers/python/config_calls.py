@@ -41,7 +41,7 @@ OTHER_CALL_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
     "DataLoader": ("batch_size",),
     "from_pretrained": ("attn_implementation", "torch_dtype", "dtype", "load_in_4bit", "load_in_8bit"),
     "BitsAndBytesConfig": ("load_in_4bit", "load_in_8bit"),
-    "LoraConfig": ("r",),
+    "LoraConfig": ("r", "modules_to_save"),
 }
 
 

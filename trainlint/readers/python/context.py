@@ -129,10 +129,16 @@ class Context:
             self._scope_assignments[id(scope)] = table
         return table.get(name, [])
 
-    def conditions(self, node: cst.CSTNode) -> List[Branch]:
-        """Enclosing branches within the node's function, innermost first."""
+    def conditions(self, node: cst.CSTNode, bound: bool = False) -> List[Branch]:
+        """Enclosing branches within the node's function, innermost first. `bound`: the node is a binding a
+        scope lookup found (`assignments`), whose parents that walk met."""
         found: List[Branch] = []
-        child, parent = node, self.parents.get(node)
+
+        def up(child: cst.CSTNode) -> Optional[cst.CSTNode]:
+            parent = self.parents.get(child)
+            return self.seen_parents.get(child) if parent is None and bound else parent
+
+        child, parent = node, up(node)
         while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.Module)):
             if isinstance(parent, cst.If) and not is_main_guard(parent.test):
                 if child is parent.body:
@@ -141,7 +147,7 @@ class Context:
                     found.append(Branch(parent.test, False))
             elif isinstance(parent, cst.ExceptHandler) and child is parent.body:
                 found.append(Branch(None, True))
-            child, parent = parent, self.parents.get(parent)
+            child, parent = parent, up(parent)
         return found
 
 

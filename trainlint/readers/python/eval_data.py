@@ -61,6 +61,8 @@ class EvalDataReader:
                 if eval_dataset is not None:
                     break
         origin = ctx.origin(node) or empty_origin(ctx.source)
+        written = {name: self.values.keyword(name, keywords[name].value, kind, f"{callee}({name}=...)").setting
+                   for name in ("ref_model", "peft_config") if name in keywords}
         return TrainerCall(
             callee,
             origin,
@@ -69,6 +71,8 @@ class EvalDataReader:
             bool(splats),
             preprocess_logits=reduces_logits,
             splat_builder=builder if len(splats) == 1 else None,
+            ref_model=written.get("ref_model"),
+            peft_config=written.get("peft_config"),
         )
 
     def splat_eval_dataset(self, splat: CstExpr, call: cst.Call) -> SplatEvalDataset:

@@ -30,7 +30,8 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Keywords whose value, when a bare name, is looked up in its scope (eval_data.py, deepspeed_calls.py; a
 # `dict(eval_dataset=...)` entry too).
 LOOKED_UP_KEYWORDS = frozenset(
-    {"eval_dataset", "compute_metrics", "preprocess_logits_for_metrics", "config", "config_params"}
+    {"eval_dataset", "compute_metrics", "preprocess_logits_for_metrics", "config", "config_params",
+     "modules_to_save"}  # adapters.py: LoraConfig's, set in the arms of an `if`
 )
 # A line, by number from 1: the first and the last of a statement handed to libcst as `pass`.
 Span = Tuple[int, int]
@@ -179,6 +180,10 @@ class _Scope:
         walk.definitions.extend(inner.definitions)
         if parts.needed or inner_kept or marked or not parts.bound.isdisjoint(walk.read):
             walk.looked_up.update(self._looked_up(statement, parts.own))
+            if inner_kept and isinstance(statement, ast.If):
+                # the test of a branch that binds a looked-up name decides its value (adapters.py reads a name
+                # the test names: `is_chat_model = "chat" in ...`)
+                walk.looked_up.update(node.id for node in ast.walk(statement.test) if isinstance(node, ast.Name))
             walk.spans.extend(inner.spans)
             return True
         if id(statement) not in self._spans:  # the same in every pass
@@ -242,6 +247,9 @@ def _bound(statement: ast.stmt) -> FrozenSet[str]:
         targets = [statement.target]
     elif isinstance(statement, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    elif (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+          and isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name)):
+        targets = [statement.value.func.value]  # `modules_to_save.append("vpm")` changes what the name holds
     return frozenset(node.id for node in _walk_parts(targets) if isinstance(node, ast.Name))
 
 

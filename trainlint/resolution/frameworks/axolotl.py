@@ -13,8 +13,11 @@ from trainlint.resolution.frameworks.memory_features import (
     ACTIVATION_OFFLOAD,
     FUSED_LOSS,
     MODEL_PARALLEL,
+    PAIRED_SEQUENCES,
+    REFERENCE_MODEL,
     SEQUENCE_PARALLEL,
     TILED_MLP,
+    add_count,
     add_degree,
     add_out_of_scope,
     add_switch,
@@ -53,6 +56,28 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
             add_out_of_scope(candidates, plugin, "the Hatchery plugin trains on a remote service, not on local GPUs")
     _attention(written, candidates)
     _load_dtype(written, candidates)
+    _preference(written, candidates)
+
+
+# `rl:` values whose TRL trainer puts each pair's chosen and rejected answers in one batch (DPOTrainer's collator
+# returns them as the two halves of one batch, trl/trainer/dpo_trainer.py; ORPO's and CPO's `concatenated_forward`).
+_PAIRED_RL = ("dpo", "ipo", "orpo", "simpo")
+# `rl:` values whose trainer takes the reference model axolotl loads (`setup_reference_model`, src/axolotl/train.py:
+# none for ORPO, none with an adapter unless `rl_adapter_ref_model`).
+_REFERENCE_RL = ("dpo", "ipo", "kto")
+
+
+def _preference(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    rl = written.get("rl")
+    name = str(rl.value).strip().lower() if rl is not None and isinstance(rl.value, str) else None
+    if rl is None or name is None:
+        return
+    if name in _PAIRED_RL:
+        add_count(candidates, PAIRED_SEQUENCES, 2, rl, f"rl {name}: chosen and rejected answers in one batch")
+    adapter = written.get("adapter")
+    has_adapter = adapter is not None and bool(str(adapter.value).strip())
+    if name in _REFERENCE_RL and not has_adapter:
+        add_switch(candidates, REFERENCE_MODEL, rl, f"rl {name}: a frozen reference copy of the model")
 
 
 # axolotl's attention switches (older releases) -> the implementation each selects.

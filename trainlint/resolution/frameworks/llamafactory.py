@@ -13,7 +13,10 @@ from trainlint.resolution.frameworks.memory_features import (
     FUSED_LOSS,
     IN_PLACE_LOSS,
     MODEL_PARALLEL,
+    PAIRED_SEQUENCES,
+    REFERENCE_MODEL,
     SEQUENCE_PARALLEL,
+    add_count,
     add_degree,
     add_out_of_scope,
     add_switch,
@@ -54,6 +57,34 @@ def _packing(written: Mapping[str, Setting], candidates: Candidates, stage: Opti
                                           note="LLaMA-Factory default for stage pt"))
 
 
+# Stages whose collator puts each pair's chosen and rejected answers in one batch (PairwiseDataCollatorWithPadding,
+# src/llamafactory/data/collator.py: "2 * n examples"; train/rm and train/dpo workflows).
+_PAIRED_STAGES = ("rm", "dpo")
+# DPO losses that need no reference model (FinetuningArguments.use_ref_model, hparams/finetuning_args.py).
+_REFERENCE_FREE_LOSSES = ("orpo", "simpo")
+
+
+def _text(setting: Optional[Setting]) -> Optional[str]:
+    return str(setting.value).strip().lower() if setting is not None and isinstance(setting.value, str) else None
+
+
+def _preference(written: Mapping[str, Setting], candidates: Candidates, stage: Optional[Setting]) -> None:
+    """Reward modelling and DPO put both answers of a pair in one batch. DPO (unless `pref_loss` is orpo or
+    simpo) and KTO keep a frozen reference model: `create_ref_model` (train/trainer_utils.py) loads a copy of
+    the model for full and freeze tuning when no `ref_model` is named, and none for LoRA (the adapter-free base
+    serves). A `ref_model` named by path is another model whose size is not read: not counted."""
+    name = _text(stage)
+    if stage is None or name is None:
+        return
+    if name in _PAIRED_STAGES:
+        add_count(candidates, PAIRED_SEQUENCES, 2, stage, f"stage {name}: chosen and rejected answers in one batch")
+    loss = _text(written.get("pref_loss")) or "sigmoid"
+    uses_reference = (name == "dpo" and loss not in _REFERENCE_FREE_LOSSES) or name == "kto"
+    method = _text(written.get("finetuning_type")) or "lora"
+    if uses_reference and "ref_model" not in written and method in ("full", "freeze"):
+        add_switch(candidates, REFERENCE_MODEL, stage, f"stage {name}: a frozen reference copy of the model")
+
+
 def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> None:
     """LLaMA-Factory keys that change what a GPU holds (docs/memory-model.md §17)."""
     liger = written.get("enable_liger_kernel")
@@ -63,6 +94,7 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
         add_switch(candidates, FUSED_LOSS, liger, "enable_liger_kernel (fused linear cross-entropy)")
     _unsloth(written, candidates, model_computes_loss)
     _packing(written, candidates, stage)
+    _preference(written, candidates, stage)
     add_degree(candidates, SEQUENCE_PARALLEL, written, ("sequence_parallel_size",))
     degrees = [whole(written.get(key)) for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size")]
     product = 1

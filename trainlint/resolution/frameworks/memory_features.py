@@ -17,6 +17,10 @@ IN_PLACE_LOSS = "in_place_cross_entropy"
 ACTIVATION_OFFLOAD = "activation_offloading"
 TILED_MLP = "tiled_mlp"
 MODEL_PARALLEL = "model_parallel_degree"
+# Preference training: the sequences one sample puts in the batch (2: its chosen and its rejected answer, which
+# the trainer concatenates into one forward), and a frozen reference copy of the model's weights.
+PAIRED_SEQUENCES = "sequences_per_sample"
+REFERENCE_MODEL = "reference_model"
 # Why the job trains in a way the memory model does not describe (a string): no memory rule judges it,
 # and `trainlint estimate` states the reason.
 OUT_OF_SCOPE = "memory_out_of_scope"
@@ -45,6 +49,10 @@ def add_degree(candidates: Candidates, knob: str, written: Mapping[str, Setting]
         return
     degree, setting, key = max(found, key=lambda item: item[0])
     candidates.add(knob, Setting(degree, SourceKind.DERIVED, None, via=(setting,), note=key, written_as=key))
+
+
+def add_count(candidates: Candidates, knob: str, count: int, setting: Setting, note: str) -> None:
+    candidates.add(knob, replace(setting, value=count, kind=SourceKind.DERIVED, origin=None, via=(setting,), note=note))
 
 
 def add_out_of_scope(candidates: Candidates, setting: Setting, reason: str) -> None:
