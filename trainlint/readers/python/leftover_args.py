@@ -8,9 +8,9 @@ import warnings
 
 def known_args_rest_used(text: str) -> bool:
     """Whether the arguments `parse_known_args()` leaves over are bound to a name (`args, unknown = ...`)
-    that the module reads again, other than to show it: the script then handles unknown flags itself. Read with the stdlib
-    parser over the whole text, since the statement that reads them need not hold a setting; only files that
-    call parse_known_args get here."""
+    that the module reads again, other than to show it: the script then handles unknown flags itself. Read with
+    the stdlib parser over the whole text, since the statement that reads them need not hold a setting; only
+    files that call parse_known_args get here."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
