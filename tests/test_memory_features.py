@@ -322,3 +322,31 @@ def test_sharded_job_of_unstated_gpu_count_that_some_count_fits_is_left_alone(tm
                          launcher="deepspeed", extra={"zero3.json": _ZERO3}))
     result = lint([tmp_path], make_target(gpu="a100-80gb"))
     assert not [f for f in result.findings if f.code in ("TL101", "TL106", "TL108", "TL111")]
+
+
+def _dtype_job(folder: Path, torch_dtype: str) -> None:
+    _hf_job(folder, "--bf16 True --per_device_train_batch_size 1 --gradient_checkpointing True --output_dir o")
+    train = folder / "train.py"
+    train.write_text(train.read_text().replace(
+        "from_pretrained(model_args.model_name_or_path)",
+        f"from_pretrained(model_args.model_name_or_path, torch_dtype={torch_dtype})"))
+
+
+@pytest.mark.parametrize("torch_dtype, note", [
+    ("torch.bfloat16", "weights loaded in 16-bit"),
+    ("torch.bfloat16 if training_args.bf16 else torch.half", "computed in code: assumed 16-bit"),
+])
+def test_weights_loaded_in_16_bit_train_without_an_fp32_copy(tmp_path, torch_dtype, note):
+    """A model loaded with `torch_dtype=torch.bfloat16` and trained without DeepSpeed keeps its parameters,
+    gradients and Adam states in bf16 (the Trainer does not upcast it): 8 bytes a parameter, not AMP's 16+."""
+    _dtype_job(tmp_path, torch_dtype)
+    estimate = next(iter(lint([tmp_path], make_target(gpu="a100-80gb")).estimates.values()))
+    weights = estimate.breakdown["weights"]
+    assert 6.738e9 * 2 / 2**30 * 0.95 < weights < 6.738e9 * 2 / 2**30 * 1.1
+    assert any(note in text for text in (*estimate.assumptions, *estimate.unknowns))
+
+
+def test_amp_keeps_fp32_weights_when_the_model_is_loaded_as_it_is(tmp_path):
+    _dtype_job(tmp_path, "None")
+    estimate = next(iter(lint([tmp_path], make_target(gpu="a100-80gb")).estimates.values()))
+    assert estimate.breakdown["weights"] > 6.738e9 * 4 / 2**30

@@ -229,7 +229,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     lora_rank = _lora_rank(knobs, lora, notes)
     fsdp = zero is not None and _sharded_by_fsdp(run)
     # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
-    weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora)
+    weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora, notes)
     embedding_copies = _trained_embedding_copies(knobs, lora, notes)
     checkpointing = _checkpointing(knobs, notes)
     attention = _attention(knobs, run, model, notes, gpu)
@@ -376,12 +376,18 @@ def _lora_rank(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
 
 
 def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zero: Optional[int],
-                  lora: bool) -> bool:
-    dtype = knobs.str(K.TORCH_DTYPE) or ""
+                  lora: bool, notes: EstimateNotes) -> bool:
+    dtype = (knobs.str(K.TORCH_DTYPE) or "").removeprefix("torch.")
     if dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
         return True
     if dtype in ("float32", "fp32"):
         return False
+    if half and knobs.is_unknown(K.TORCH_DTYPE):
+        # `torch_dtype=torch.bfloat16 if args.bf16 else torch.half`: loaded in some dtype the code computes.
+        # Like every setting that lowers memory, unknown counts as the lower side: 16-bit weights, which
+        # train without an fp32 copy unless DeepSpeed or LoRA keeps one.
+        notes.unknown("torch_dtype", "the dtype the weights are loaded in is computed in code: assumed 16-bit")
+        return True
     # DeepSpeed casts the module to 16-bit; LoRA scripts load the frozen base in the compute dtype.
     return half and (zero is not None or lora or (model is not None and model.half_by_default))
 

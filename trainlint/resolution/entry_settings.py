@@ -20,7 +20,7 @@ Flags = Mapping[str, ParsedFlag]
 # (InternLM-XComposer's data mix): the trainer's batch counts items, not samples.
 _DATA_BATCH_FIELDS = ("batch_size",)
 # Keywords of other calls (from_pretrained, LoraConfig) that pin a knob.
-_MODEL_KEYWORD_KNOBS = (K.ATTN_IMPLEMENTATION, K.LOAD_IN_4BIT, K.LOAD_IN_8BIT, K.LORA_R)
+_MODEL_KEYWORD_KNOBS = (K.ATTN_IMPLEMENTATION, K.LOAD_IN_4BIT, K.LOAD_IN_8BIT, K.LORA_R, K.TORCH_DTYPE)
 
 
 def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
