@@ -68,3 +68,20 @@ def test_a_warm_check_loads_no_python_parser_and_reports_the_same(tmp_path):
     assert _loaded(warm) == ""  # ...and its facts came from the cache the second time
     assert json.loads(warm.stdout) == json.loads(cold.stdout)
     assert json.loads(warm.stdout)["findings"]  # a real report, not an empty one
+
+
+def test_a_file_written_beside_the_tree_does_not_spoil_the_stored_result(tmp_path):
+    """The folders above a tree outside any repository (`/tmp`, a home folder) are never looked into, so what
+    anyone writes there leaves a stored result valid."""
+    tree = tmp_path / "project"
+    tree.mkdir()
+    (tree / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
+    (tree / "zero2.json").write_text(ZERO2)
+    (tree / "launch.sh").write_text(LAUNCHER)
+    cache = tmp_path / "cache"
+    cold = _check(tree, cache)
+    (tmp_path / "unrelated.log").write_text("another program's output\n")
+    (tmp_path / "requirements_extra.txt").write_text("transformers==4.31.0\n")  # above the tree: not read
+    warm = _check(tree, cache)
+    assert _loaded(warm) == ""
+    assert json.loads(warm.stdout) == json.loads(cold.stdout)

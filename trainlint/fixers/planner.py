@@ -232,7 +232,11 @@ class Planner:
         if target is None:
             if winner.kind in _BELOW_LAUNCHER and _passes_flags(run):
                 # The value is shared with other jobs: a flag on this job's command overrides it here only.
-                return self._insert(run, knob, new)
+                try:
+                    return self._insert(run, knob, new)
+                except Refused as refused:
+                    raise Refused(f"{knob} is written at {winner.origin}, which other jobs or settings also use, "
+                                  f"and {refused}; change it by hand") from None
             raise Refused(f"{knob} is written at {winner.origin}, which other jobs or settings also use; "
                           f"no place changes this job alone")
         return self._rewrite(target, new)

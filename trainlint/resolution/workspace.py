@@ -323,6 +323,11 @@ class Workspace:
         return self._ceilings[key]
 
     def _requirement_variants(self, folder: Path) -> List[str]:
+        """`requirements*.txt` variants in `folder`, listed only inside the scanned tree: above it (the walk may
+        reach `/tmp` or the home folder) a listing changes with every file anyone writes there, and a stored
+        result that depends on it would never be reused."""
+        if not self.inside(folder):
+            return []
         note_folder(folder)  # a variant added later changes the answer
         try:
             names = os.listdir(folder)
@@ -364,7 +369,11 @@ class Workspace:
         for folder in dirs:
             if folder not in unique:
                 unique.append(folder)
-                note_folder(folder)  # callers look for modules and packages here, found or not
+                if self.allow_outside_reads or self.inside(folder):
+                    # Callers look for modules and packages here, found or not. A folder outside the tree is
+                    # never looked into (`find` and `module` skip it), and its listing (`/tmp`, the home
+                    # folder) changes with every file anyone writes there: a stored result must not hang on it.
+                    note_folder(folder)
         return unique
 
     def find(self, relative: str, dirs: Sequence[Path]) -> Optional[Path]:

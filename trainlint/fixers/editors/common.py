@@ -44,7 +44,7 @@ def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS) -> str:
     """The name to write: the first spelling of the knob the entry point accepts."""
     names = knob_spec(knob_name).spellings.get(namespace, ())
     if not names:
-        raise Refused(f"`{knob_name}` has no {namespace} spelling to write")
+        raise Refused(f"no command-line flag sets `{knob_name}`")
     accepted = run.facts.accepted_flags
     if accepted is None:
         return names[0]
