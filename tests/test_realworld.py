@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import write_tree
 from trainlint.core import SourceKind, Unknown
+from trainlint.linter import lint, make_target
 from trainlint.resolution import scan
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.workspace import Workspace
@@ -254,3 +255,12 @@ main()
     setting = _run(tmp_path, "same.sh").settings["attn_implementation"]
     assert setting.value == "flash_attention_2" and setting.kind == SourceKind.CODE_KEYWORD
     assert "attn_implementation" not in _run(tmp_path, "mixed.sh").settings
+
+
+def test_an_empty_axolotl_eval_steps_leaves_the_interval_to_evals_per_epoch():
+    """`eval_steps:` written with no value is null, and axolotl's normalization sets it from evals_per_epoch:
+    a quarter of each epoch here, not every logged step."""
+    run = _run(SAMPLES / "axolotl_recipe", "empty_eval_steps.yml")
+    assert run.settings["eval_steps"].value == pytest.approx(1 / 12)  # 1 / (evals_per_epoch 4 × num_epochs 3)
+    findings = lint([SAMPLES / "axolotl_recipe" / "empty_eval_steps.yml"], make_target("a100-80gb")).findings
+    assert not [f for f in findings if f.code == "TL104"]

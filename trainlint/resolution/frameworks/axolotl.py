@@ -134,11 +134,23 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     split = written.get("val_set_size")
     if split is None or not isinstance(split.value, (int, float)) or split.value <= 0:
         return
-    strategy = "steps" if "eval_steps" in written or "evals_per_epoch" in written else "epoch"
+    # A key written with no value (`eval_steps:`) is null to axolotl, as if absent: `evals_per_epoch` then
+    # decides the interval (utils/config normalizes it into eval_steps).
+    stated_steps = _stated(written, "eval_steps")
+    per_epoch = _stated(written, "evals_per_epoch")
+    strategy = "steps" if stated_steps is not None or per_epoch is not None else "epoch"
     candidates.add(K.EVAL_STRATEGY, replace(split, value=strategy, via=(split,), note=f"val_set_size {split.value}"))
-    per_epoch = written.get("evals_per_epoch")
-    if per_epoch is not None and "eval_steps" not in written:
-        candidates.add(K.EVAL_STEPS, _eval_ratio(per_epoch, written.get("num_epochs")))
+    if per_epoch is not None and stated_steps is None:
+        ratio = _eval_ratio(per_epoch, written.get("num_epochs"))
+        if "eval_steps" in written:
+            # Written empty: axolotl's normalization sets it from evals_per_epoch after loading the file.
+            ratio = replace(ratio, kind=SourceKind.CODE_OVERRIDE)
+        candidates.add(K.EVAL_STEPS, ratio)
+
+
+def _stated(written: Mapping[str, Setting], key: str) -> Optional[Setting]:
+    setting = written.get(key)
+    return setting if setting is not None and setting.value is not None else None
 
 
 def _eval_ratio(per_epoch: Setting, epochs: Optional[Setting]) -> Setting:
