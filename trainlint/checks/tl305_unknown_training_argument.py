@@ -11,6 +11,16 @@ _LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 {fl
 _PINNED = "transformers==4.51.2\ntorch==2.3.0\n"
 _LENGTH_FIELD = "    model_max_length: int = field(default=2048)\n"
 _OWN_OLD_FIELD = _LENGTH_FIELD + '    evaluation_strategy: str = field(default="no")\n'
+_SWEEP_PY = """import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--config", type=str)
+parser.add_argument("--per_device_train_batch_size", type=int, default=4)
+args, overrides = parser.parse_known_args()
+for index in range(0, len(overrides), 2):
+    print("override", overrides[index], overrides[index + 1])
+    setattr(args, overrides[index].lstrip("-"), overrides[index + 1])
+"""
 
 
 class UnknownTrainingArgument(Rule):
@@ -25,6 +35,9 @@ class UnknownTrainingArgument(Rule):
     `HfArgumentParser` stops the job at start with "Some specified arguments are not used". A script
     that parses with `parse_known_args()` is worse: it drops the flag silently, so `--use-lora` or
     `--gradient_checkpointing` has no effect and the job trains, or runs out of memory, without it.
+    A script that reads the leftovers itself (`args, unknown = parser.parse_known_args()`, then applies
+    `unknown` to a config or hands it to another command) is not reported: their effect is unknown. Nor
+    are the words after a standalone `--`, which argparse hands on as positional arguments.
 
     ## Example
     ```sh
@@ -57,6 +70,9 @@ class UnknownTrainingArgument(Rule):
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None").replace(_LENGTH_FIELD, _OWN_OLD_FIELD)},
                 False),
+        Example("flags a script applies from parse_known_args' leftovers",
+                {"finetune.sh": "python sweep.py --config sft.yaml --learning_rate 2e-5 --seed 7\n",
+                 "sweep.py": _SWEEP_PY}, False),
         Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
                                                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
     )
