@@ -71,7 +71,8 @@ class UnknownTrainingArgument(Rule):
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None").replace(_LENGTH_FIELD, _OWN_OLD_FIELD)},
                 False),
         Example("flags a script applies from parse_known_args' leftovers",
-                {"finetune.sh": "python sweep.py --config sft.yaml --per_device_train_batch_size 8 --learning_rate 2e-5\n",
+                {"finetune.sh": "python sweep.py --config sft.yaml --per_device_train_batch_size 8 "
+                                "--learning_rate 2e-5\n",
                  "sweep.py": _SWEEP_PY}, False),
         Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
                                                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
