@@ -53,12 +53,17 @@ def _loaded(done: subprocess.CompletedProcess) -> str:
     return next(line for line in done.stderr.splitlines() if line.startswith("LOADED")).split(" ", 1)[1]
 
 
-def test_a_warm_check_loads_no_python_parser_and_reports_the_same(tmp_path):
+def _project(tmp_path: Path) -> Path:
     tree = tmp_path / "project"
     tree.mkdir()
     (tree / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
     (tree / "zero2.json").write_text(ZERO2)
     (tree / "launch.sh").write_text(LAUNCHER)
+    return tree
+
+
+def test_a_warm_check_loads_no_python_parser_and_reports_the_same(tmp_path):
+    tree = _project(tmp_path)
     cache = tmp_path / "cache"
 
     cold = _check(tree, cache)
@@ -73,11 +78,7 @@ def test_a_warm_check_loads_no_python_parser_and_reports_the_same(tmp_path):
 def test_a_file_written_beside_the_tree_does_not_spoil_the_stored_result(tmp_path):
     """The folders above a tree outside any repository (`/tmp`, a home folder) are never looked into, so what
     anyone writes there leaves a stored result valid."""
-    tree = tmp_path / "project"
-    tree.mkdir()
-    (tree / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
-    (tree / "zero2.json").write_text(ZERO2)
-    (tree / "launch.sh").write_text(LAUNCHER)
+    tree = _project(tmp_path)
     cache = tmp_path / "cache"
     cold = _check(tree, cache)
     (tmp_path / "unrelated.log").write_text("another program's output\n")

@@ -45,6 +45,15 @@ def _first_requirement(source: SourceText, package: str) -> Optional[_Found]:
     return None
 
 
+def _requirement_in(path: Union[str, Path], package: str) -> Optional[Tuple[SourceText, _Found]]:
+    """The file's text and its first requirement that names `package`, when it has one."""
+    source = read_source(path)
+    if not isinstance(source, SourceText):
+        return None
+    found = _first_requirement(source, package)
+    return (source, found) if found is not None else None
+
+
 def _token(source: SourceText, found: _Found, version: str, package: str, note: str) -> Setting:
     """`version` as written in the requirement, as a Setting at that token."""
     _, written, text, start, offset = found
@@ -57,12 +66,10 @@ def _token(source: SourceText, found: _Found, version: str, package: str, note: 
 def read_pin(path: Union[str, Path], package: str) -> Optional[Setting]:
     """The exact version (`==X`) pinned for `package`, as a Setting at the version token; None when
     the file does not pin it exactly (a range says nothing certain about what is installed)."""
-    source = read_source(path)
-    if not isinstance(source, SourceText):
+    located = _requirement_in(path, package)
+    if located is None:
         return None
-    found = _first_requirement(source, package)
-    if found is None:
-        return None
+    source, found = located
     exact = [spec for spec in found[0].specifier if spec.operator in ("==", "===")]
     if len(exact) != 1 or "*" in exact[0].version:
         return None
@@ -107,12 +114,10 @@ def read_ceiling(path: Union[str, Path], package: str) -> Optional[VersionCeilin
     when the requirement has no upper bound."""
     from packaging.version import InvalidVersion, Version
 
-    source = read_source(path)
-    if not isinstance(source, SourceText):
+    located = _requirement_in(path, package)
+    if located is None:
         return None
-    found = _first_requirement(source, package)
-    if found is None:
-        return None
+    source, found = located
     best: Optional[Tuple[Version, bool, str, str]] = None
     for spec in found[0].specifier:
         for version, inclusive in _ceilings(spec):

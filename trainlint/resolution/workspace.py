@@ -286,15 +286,20 @@ class Workspace:
         return self._pins_above[key]
 
     def _find_pin_above(self, folder: Path, package: str) -> Optional[Setting]:
-        for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
-            found = self.pin_in(folder / name, package)
-            if found is not None:
-                return found
-        # Up to the repository's root (a folder outside any repository is its own root).
-        root = self.repo_root(folder) or folder
-        if folder == root or folder.parent == folder:
-            return None
-        return self.pin_above(folder.parent, package)
+        return self._first_requirement_above(folder, lambda path: self.pin_in(path, package))
+
+    def _first_requirement_above(self, folder: Path, ask: Callable[[Path], Optional[T]]) -> Optional[T]:
+        """The first answer `ask` gives for a requirements file, in `folder` then each folder above it up to
+        its repository's root (a folder outside any repository is its own root)."""
+        while True:
+            for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
+                found = ask(folder / name)
+                if found is not None:
+                    return found
+            root = self.repo_root(folder) or folder
+            if folder == root or folder.parent == folder:
+                return None
+            folder = folder.parent
 
     def ceiling_above(self, folder: Path, package: str) -> Optional[VersionCeiling]:
         """The upper bound on `package` of the first requirements file that bounds it, from `folder` up to
@@ -305,14 +310,7 @@ class Workspace:
         return self._ceilings_above[key]
 
     def _find_ceiling_above(self, folder: Path, package: str) -> Optional[VersionCeiling]:
-        for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
-            found = self.ceiling_in(folder / name, package)
-            if found is not None:
-                return found
-        root = self.repo_root(folder) or folder
-        if folder == root or folder.parent == folder:
-            return None
-        return self.ceiling_above(folder.parent, package)
+        return self._first_requirement_above(folder, lambda path: self.ceiling_in(path, package))
 
     def ceiling_in(self, path: Path, package: str) -> Optional[VersionCeiling]:
         key = (self.resolved(path), package)
