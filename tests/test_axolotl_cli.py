@@ -159,3 +159,12 @@ def test_a_switch_pair_is_rewritten_as_its_other_side_never_with_a_value_word():
     switch = Setting(False, SourceKind.LAUNCHER_FLAG, origin, "--no-sample-packing",
                      written_as="--sample-packing/--no-sample-packing")
     assert replace_value(data, switch, "--no-sample-packing", True) == Edit(origin, "--sample-packing")
+
+
+def test_a_recipe_not_in_the_tree_is_unknown_not_missing(cli):
+    # A deployment template writes `train.yaml` beside its run script before it starts axolotl.
+    folder = SAMPLES / "template"
+    [run] = _runs(folder)
+    assert run.settings["world_size"].value == 8
+    _, document = cli.check_json(folder, "--isolated", "--no-cache")
+    assert [f["code"] for f in document["findings"] if f["severity"] == "error"] == []

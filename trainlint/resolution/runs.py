@@ -270,12 +270,11 @@ def _axolotl_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
     recipe: Optional[Path] = None
     config = command.config
     if config is not None and isinstance(config.value, str):
+        # axolotl opens the config from the directory it runs in, and deployment templates write it there
+        # before they start (`train.yaml`): one not in the tree is unknown, not missing.
         located = locate_script(build.workspace, config.value, dirs)
-        build.entry_shown, build.entry_exists, recipe = located.shown, located.exists, located.path
-        if located.exists is False:
-            build.candidates.diagnostics.append(Diagnostic(
-                "missing-file", f"the recipe `{config.value}` does not exist", display_path(build.script_path),
-                config.origin))
+        recipe = located.path
+        build.entry_shown = located.shown if recipe is not None else f"{config.value} (not in the scanned tree)"
     values = build.workspace.config(recipe).values if recipe is not None else {}
     overrides = axolotl_cli.applied_overrides(command, list(values), values.get("strict"))
     if command.sweep is not None:
