@@ -396,6 +396,7 @@ class TrainingRun:
     entry: Optional[str]
     settings: Mapping[str, Setting]
     pins: Mapping[str, Tuple[Setting, ...]] = field(default_factory=dict)
+    recipe: Optional[str] = None  # the recipe file a command runs (a LLaMA-Factory or axolotl YAML)
     files: Tuple[str, ...] = ()
     configs: Tuple[str, ...] = ()
     diagnostics: Tuple[Diagnostic, ...] = ()

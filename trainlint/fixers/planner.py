@@ -228,7 +228,7 @@ class Planner:
 
     def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
                     together: Tuple[str, ...] = ()) -> Edit:
-        target = self._target(run, knob, winner, new, together)
+        target = self._target(run, knob, winner, new, (*together, *_followers(run, knob, winner)))
         if target is None:
             if winner.kind in _BELOW_LAUNCHER and _passes_flags(run):
                 # The value is shared with other jobs: a flag on this job's command overrides it here only.
@@ -279,6 +279,11 @@ class Planner:
         kind = file_kind(run.origin.path)
         if run.launcher in _RECIPE_LAUNCHERS and kind == FileKind.YAML:
             return editors.yaml.insert_key(run, knob, new, self.read)
+        if run.launcher == Launcher.AXOLOTL and run.recipe is not None:
+            # A recipe the command runs: the new key goes there, when no other job reads it.
+            if len(self.result.scan.graph.runs_touching(run.recipe)) > 1:
+                raise Refused(f"nothing sets {knob}, and {run.recipe} is shared with other jobs; add it by hand")
+            return editors.yaml.insert_key(run, knob, new, self.read, run.recipe)
         if run.launcher == Launcher.PYTHON and kind == FileKind.PYTHON:
             return editors.python.insert_keyword(run, knob, new, self.read)
         if kind == FileKind.SHELL:
@@ -291,6 +296,14 @@ def _chain(setting: Setting) -> List[Setting]:
     while len(out[-1].via) == 1:
         out.append(out[-1].via[0])
     return out
+
+
+def _followers(run: TrainingRun, knob: str, winner: Setting) -> Tuple[str, ...]:
+    """The knobs the framework derives from `winner` alone (axolotl's eval batch is its micro-batch):
+    they follow an edit of it, as they would follow the value written there."""
+    return tuple(name for name, setting in run.settings.items()
+                 if name != knob and setting.kind == SourceKind.DERIVED and setting.origin is None
+                 and winner.origin is not None and len(setting.via) == 1 and setting.via[0].origin == winner.origin)
 
 
 def _passes_flags(run: TrainingRun) -> bool:

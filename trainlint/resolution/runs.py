@@ -25,16 +25,17 @@ from trainlint.core import (
 from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
-from trainlint.resolution import frameworks
+from trainlint.resolution import axolotl_cli, frameworks
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
 from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
-from trainlint.resolution.frameworks import HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
+from trainlint.resolution.frameworks import AXOLOTL, HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
+from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
-from trainlint.resolution.world import world_size
+from trainlint.resolution.world import visible_gpus, world_size
 
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
            "recipe_run"]
@@ -60,6 +61,8 @@ class JobBuild:
     entry_exists: Optional[bool] = None
     flags: Tuple[Tuple[str, Setting], ...] = ()
     batch_multiplier: Optional[Setting] = None
+    job_launcher: Optional[Launcher] = None  # the job's own launcher, when another one starts its processes
+    recipe: Optional[str] = None
 
     @property
     def candidates(self) -> Candidates:
@@ -74,6 +77,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     dirs = workspace.search_dirs(script_path, launch.cwd)
     shown_script = display_path(script_path)
     build.inputs.files.append(shown_script)
+    if axolotl_cli.runs_axolotl_train(launch):
+        return _axolotl_run(build, dirs)
     entry_path = _resolve_entry(build, dirs)
     if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
         build.facts = collect(entry_path, workspace, dirs)
@@ -144,13 +149,17 @@ def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
     return any(knob_for(name) in _TRAINING_FLAG_KNOBS for name in flags)
 
 
-def _world(build: JobBuild, dirs: Sequence[Path]) -> None:
-    """The process count the launcher starts (with an accelerate config, what that config says)."""
+def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False) -> None:
+    """The process count the launcher starts (with an accelerate config, what that config says; with
+    `visible_decides`, accelerate told nothing starts one process per visible GPU)."""
     launch = build.launch
     sbatch = build.workspace.shell(build.script_path).sbatch if file_kind(build.script_path) == FileKind.SHELL else {}
     size = world_size(launch, sbatch)
     if launch.launcher == Launcher.ACCELERATE:
         accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs)
+        if size is None and K.WORLD_SIZE not in build.candidates.by_knob and visible_decides:
+            size = visible_gpus(launch.env, "accelerate without a config or --num_processes starts one process "
+                                            "per visible GPU")
         if size is None and K.WORLD_SIZE not in build.candidates.by_knob:
             size = Setting(Unknown("accelerate uses its default config for the process count"), SourceKind.DERIVED)
     if size is not None:
@@ -214,18 +223,21 @@ def _recipe_run(build: JobBuild, recipe: Optional[Path], flags: Flags, positiona
     return _finish(build, shown_script)
 
 
-def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tuple[str, Setting]] = ()) -> None:
-    """A LLaMA-Factory or axolotl recipe (None: arguments alone) and the arguments that override it."""
+def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tuple[str, Setting]] = (),
+               owner: Optional[Framework] = None) -> None:
+    """A LLaMA-Factory or axolotl recipe (None: arguments alone) and the arguments that override it;
+    `owner`: the framework that reads it, when the command says which."""
     written: Dict[str, Setting] = {}
-    owner = frameworks.LLAMAFACTORY
-    if recipe is not None:
+    if recipe is None:
+        owner = owner or frameworks.LLAMAFACTORY
+        dirs = build.workspace.search_dirs(build.script_path, build.launch.cwd)
+    else:
         config = build.workspace.config(recipe)
-        owner = recipe_framework(config.values)
+        owner = owner or recipe_framework(config.values)
+        build.recipe = config.path
         build.inputs.read_config(config, owner.namespace)
         written.update(config.values)
         dirs = build.workspace.search_dirs(recipe, None)
-    else:
-        dirs = build.workspace.search_dirs(build.script_path, build.launch.cwd)
     for key, setting in overrides:
         written[key] = setting
         name = knob_for(key, owner.namespace)
@@ -246,6 +258,44 @@ def recipe_run(recipe: Path, workspace: Workspace) -> TrainingRun:
     build = JobBuild(launch, recipe, workspace)
     add_recipe(build, recipe)
     return _finish(build, config.path, run_id=config.path)
+
+
+def _axolotl_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
+    """`axolotl train recipe.yml [overrides] [-- launcher args]`, `accelerate launch -m axolotl.cli.train
+    recipe.yml [--key value]`: the recipe with the command line's values over it, on the processes the
+    launcher axolotl runs starts."""
+    launch = build.launch
+    command = axolotl_cli.read_command(launch)
+    build.job_launcher = Launcher.AXOLOTL
+    recipe: Optional[Path] = None
+    config = command.config
+    if config is not None and isinstance(config.value, str):
+        # axolotl opens the config from the directory it runs in, and deployment templates write it there
+        # before they start (`train.yaml`): one not in the tree is unknown, not missing.
+        located = locate_script(build.workspace, config.value, dirs)
+        recipe = located.path
+        build.entry_shown = located.shown if recipe is not None else f"{config.value} (not in the scanned tree)"
+    values = build.workspace.config(recipe).values if recipe is not None else {}
+    overrides = axolotl_cli.applied_overrides(command, list(values), values.get("strict"))
+    if command.sweep is not None:
+        sweep = build.workspace.find(command.sweep.value, dirs) if isinstance(command.sweep.value, str) else None
+        swept = list(build.workspace.config(sweep).values) if sweep is not None else None
+        overrides.extend(axolotl_cli.sweep_overrides(command, swept))
+    use_ray = next((value for key, value in reversed(overrides) if key == "use_ray"), values.get("use_ray"))
+    unknown = axolotl_cli.unknown_world(command, use_ray)
+    if unknown is not None:
+        build.candidates.add(K.WORLD_SIZE, unknown)
+    else:
+        build.launch = replace(launch, launcher=command.launcher, launcher_args=command.launcher_args)
+        _world(build, dirs, visible_decides=launch.launcher == Launcher.AXOLOTL)
+    _environment(build)
+    allocator_set = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"} & set(launch.env)
+    if launch.launcher == Launcher.AXOLOTL and not allocator_set:
+        # The `axolotl` command sets the allocator to expandable segments before it starts anything.
+        build.candidates.add(K.ALLOC_CONF, Setting("expandable_segments:True", SourceKind.FRAMEWORK_DEFAULT,
+                                                   note="set by the axolotl command"))
+    add_recipe(build, recipe, overrides, owner=AXOLOTL)
+    return _finish(build, display_path(build.script_path))
 
 
 # ---------------------------------------------------------------- entry scripts alone
@@ -331,11 +381,12 @@ def _finish(build: JobBuild, shown_script: str, run_id: Optional[str] = None) ->
     return TrainingRun(
         id=run_id or f"{shown_script}:{origin.line}",
         path=shown_script,
-        launcher=build.launch.launcher,
+        launcher=build.job_launcher or build.launch.launcher,
         origin=origin,
         entry=build.entry_shown,
         settings=settings,
         pins=pins,
+        recipe=build.recipe,
         files=tuple(dict.fromkeys(build.inputs.files)),
         configs=tuple(dict.fromkeys(build.inputs.configs)),
         diagnostics=tuple(diagnostics),

@@ -42,6 +42,14 @@ def _visible_devices(env: Mapping[str, Setting]) -> Optional[Setting]:
     return env.get("CUDA_VISIBLE_DEVICES")
 
 
+def visible_gpus(env: Mapping[str, Setting], reason: str) -> Optional[Setting]:
+    """One process per GPU `CUDA_VISIBLE_DEVICES` lists, or None when it lists none trainlint can count."""
+    visible = _visible_devices(env)
+    if visible is None or not isinstance(visible.value, str) or not _count_devices(visible.value):
+        return None
+    return _derived(_count_devices(visible.value), f"CUDA_VISIBLE_DEVICES ({reason})", visible)
+
+
 def _multiply(per_node: Setting, nodes: Optional[Setting], label: str) -> Setting:
     per = _as_int(per_node)
     if per is None:
@@ -93,7 +101,7 @@ def _torchrun(args: Sequence[Setting], env: Mapping[str, Setting]) -> Setting:
 
 
 def _accelerate(args: Sequence[Setting]) -> Optional[Setting]:
-    processes = option_value(args, "num_processes")
+    processes = option_value(args, "num_processes", "num-processes")
     machines = option_value(args, "num_machines")
     if processes is None:
         return None  # the accelerate config file decides

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Optional
 
 from trainlint.core import Edit, Launcher, Setting, TrainingRun, Value
 from trainlint.fixers.editors.common import (
@@ -59,9 +60,9 @@ def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
     return Edit(target.origin, value)
 
 
-def insert_key(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -> Edit:
-    """A new top-level `key: value` line at the end of a recipe."""
-    path = run.origin.path
+def insert_key(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes, path: Optional[str] = None) -> Edit:
+    """A new top-level `key: value` line at the end of a recipe (the run's own file unless `path`)."""
+    path = path or run.origin.path
     data = read_or_refuse(read, path)
     namespace = AXOLOTL if run.launcher == Launcher.AXOLOTL else ARGS
     key = spelling(run, knob_name, namespace)

@@ -82,9 +82,46 @@ def launch_shape(words: Sequence[Word], index: int) -> Optional[LaunchShape]:
             # Every argument on the command line, parsed like HfArgumentParser flags.
             return LaunchShape(Launcher.LLAMAFACTORY_CLI, (), None, False, tuple(rest[1:]))
         return LaunchShape(Launcher.LLAMAFACTORY_CLI, (), rest[1], False, tuple(rest[2:]))
+    if name == "axolotl":
+        return axolotl_shape(rest)
     if is_python(name):
         return python_shape(rest)
     return None
+
+
+# `axolotl train` options that take a value and are no config key (the config is the first other word).
+_AXOLOTL_VALUE_OPTIONS = frozenset({"--launcher", "--cloud", "--sweep"})
+_RECIPE_SUFFIXES = (".yml", ".yaml")
+
+
+def axolotl_shape(rest: List[Word]) -> Optional[LaunchShape]:
+    """`axolotl train CONFIG [options] [-- launcher args]`: the config is the entry; the options (config
+    overrides and axolotl's own) are the script arguments; the words after `--` go to the launcher axolotl
+    starts, so they are the launch's launcher arguments."""
+    if not rest or rest[0].known != "train":
+        return None
+    words = list(rest[1:])
+    end = next((i for i, w in enumerate(words) if w.known == "--" and not w.passthrough), len(words))
+    options, launcher_args = words[:end], tuple(words[end + 1:])
+    index = 0
+    while index < len(options):
+        text = options[index].known
+        if text is None or not text.startswith("-") or text == "-":
+            if text is None and options[index].prefix.startswith("-"):
+                index += 1  # `--micro-batch-size=$MBS`: one word
+                continue
+            break
+        following = options[index + 1].known if index + 1 < len(options) else None
+        if "=" in text or text.startswith("--no-"):
+            index += 1
+        elif text in _AXOLOTL_VALUE_OPTIONS or not (following or "").endswith(_RECIPE_SUFFIXES):
+            index += 2
+        else:
+            index += 1  # `--sample-packing config.yml`: a switch before the config
+    if index >= len(options):
+        return None
+    entry = options[index]
+    return LaunchShape(Launcher.AXOLOTL, launcher_args, entry, False, tuple(options[:index] + options[index + 1:]))
 
 
 def python_shape(rest: List[Word]) -> Optional[LaunchShape]:

@@ -1,0 +1,2 @@
+#!/bin/bash
+axolotl train examples/lora-8b.yml --launcher torchrun
