@@ -13,7 +13,7 @@ classes that hold nothing reach libcst as `pass`), `lazy_positions`, `positions`
 rendered per statement, byte offsets, scopes, branches), `walk` and `collector` (the one walk, over the
 statements that hold something), and the extractors it feeds: `argument_classes`, `argparse_args`,
 `config_calls`, `eval_data`, `overrides`, `imports` (with `resolve_import`, which the cross-module
-resolution uses).
+resolution uses); `leftover_args` tells whether a script reads what `parse_known_args()` leaves over.
 """
 
 from typing import Any
