@@ -106,3 +106,23 @@ def test_ifs_that_is_not_known_leaves_the_variables_unknown(tmp_path):
     script = read_text(tmp_path, "IFS=$SEP\nread -r A B <<< 'x y'\npython train.py --a \"$A\"\n")
     value = after(only_launch(script), "--a").value
     assert isinstance(value, Unknown) and "IFS" in value.reason
+
+
+JOB = SAMPLES / "heredoc_job"
+
+
+def test_a_job_launched_from_a_here_doc_is_checked_and_fixed_inside_the_here_doc(tmp_path, cli):
+    folder = tmp_path / "job"
+    shutil.copytree(JOB, folder)
+    launcher = folder / "scripts" / "finetune.sh"
+    before = launcher.read_text()
+    _, doc = cli.check_json(folder, ".", "--gpu", "a100-40gb", "--select", "TL103")
+    (finding,) = doc["findings"]
+    assert finding["code"] == "TL103"
+    assert (finding["line"], finding["column"], finding["end_column"]) == (10, 34, 36)  # the `16` in the body
+
+    cli.run(folder, "fix", ".", "--gpu", "a100-40gb", "--select", "TL103")
+
+    assert launcher.read_text() == before.replace("--per_device_eval_batch_size 16 \\",
+                                                  "--per_device_eval_batch_size 8 \\")
+    assert cli.codes(folder, ".", "--gpu", "a100-40gb", "--select", "TL103") == []
