@@ -20,6 +20,7 @@ BASH_VALUES = {
     "--joined": "first second",
     "--quoted": "--model $MODEL \\\n  --seed ${SEED:-1}",
     "--tabs": "--a\t1\n--b 2",
+    "--tabs-joined": "--a \t\t--b 2",  # the line after a backslash-newline keeps its tabs
     "--one": "one",
     "--rest": "two  three  four",
     "--p1": "single",
@@ -126,3 +127,8 @@ def test_a_job_launched_from_a_here_doc_is_checked_and_fixed_inside_the_here_doc
     assert launcher.read_text() == before.replace("--per_device_eval_batch_size 16 \\",
                                                   "--per_device_eval_batch_size 8 \\")
     assert cli.codes(folder, ".", "--gpu", "a100-40gb", "--select", "TL103") == []
+
+
+def test_a_crlf_here_doc_continues_its_lines_as_the_rest_of_the_script_does(tmp_path):
+    script = read_text(tmp_path, "read -r -d '' X <<EOF\r\ntrain.py \\\r\n  --a 1\r\nEOF\r\ndeepspeed $X\r\n")
+    assert values(only_launch(script).script_args) == ["--a", "1"]

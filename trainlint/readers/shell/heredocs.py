@@ -125,14 +125,17 @@ class HeredocsMixin(ReaderBase):
         body_start += 1
         lines: List[Tuple[int, int]] = []
         position = body_start
+        continued = False  # the previous line ended in a backslash-newline: bash joined them before `<<-`
         while position < body_end:
             line_end = data.find(b"\n", position, body_end)
             line_end = body_end if line_end < 0 else line_end + 1
             line_start = position
-            if operator == "<<-":
+            if operator == "<<-" and not continued:
                 while line_start < line_end and data[line_start : line_start + 1] == b"\t":
                     line_start += 1
             lines.append((line_start, line_end))
+            text = data[line_start:line_end].rstrip(b"\n").rstrip(b"\r")
+            continued = not quoted and (len(text) - len(text.rstrip(b"\\"))) % 2 == 1
             position = line_end
         pieces: List[Piece] = []
         for line_start, line_end in lines:
@@ -161,6 +164,12 @@ class HeredocsMixin(ReaderBase):
         index = start
         while index < end:
             char = data[index : index + 1]
+            if char == b"\\" and data[index + 1 : index + 3] == b"\r\n":
+                # A CRLF file: the continuation is read as the rest of the reader reads it.
+                out.extend(self._heredoc_text(ctx.doc, cursor, index))
+                out.append(_CONTINUATION)
+                index = cursor = index + 3
+                continue
             if char == b"\\" and index + 1 < end and data[index + 1 : index + 2] in (b"$", b"`", b"\\", b"\n"):
                 out.extend(self._heredoc_text(ctx.doc, cursor, index))
                 escaped = data[index + 1 : index + 2]

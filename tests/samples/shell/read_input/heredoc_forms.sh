@@ -23,6 +23,10 @@ read -r -d '' TABS <<-EOF
 	--a	1
 		--b 2
 	EOF
+read -r -d '' TABS_JOINED <<-EOF
+	--a \
+		--b 2
+	EOF
 read -r ONE REST <<EOF
   one   two  three  four  
 EOF
@@ -36,5 +40,5 @@ EOF
 read -r -d , COMMA <<EOF
 a b,c
 EOF
-python train.py --all "$ALL" --first "$FIRST" --joined "$JOINED" --quoted "$QUOTED" --tabs "$TABS" \
+python train.py --all "$ALL" --first "$FIRST" --joined "$JOINED" --quoted "$QUOTED" --tabs "$TABS" --tabs-joined "$TABS_JOINED" \
     --one "$ONE" --rest "$REST" --p1 "$P1" --p2 "$P2" --p3 "$P3" --here "$HERE" --keep "$KEEP" --comma "$COMMA"
