@@ -26,6 +26,7 @@ BASH_VALUES = {
     "--p1": "single",
     "--p2": "",
     "--p3": "",
+    "--reply": "  no name  ",  # REPLY, when no name is given, keeps its blanks
     "--here": "here  llama-7b",
     "--keep": "  kept  \n",
     "--comma": "a b",

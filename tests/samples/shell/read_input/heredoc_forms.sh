@@ -33,6 +33,9 @@ EOF
 read -r P1 P2 P3 <<EOF
 single
 EOF
+read -r <<EOF
+  no name  
+EOF
 read -r HERE <<< "  here  $MODEL  "
 IFS= read -r -d '' KEEP <<EOF
   kept  
@@ -41,4 +44,4 @@ read -r -d , COMMA <<EOF
 a b,c
 EOF
 python train.py --all "$ALL" --first "$FIRST" --joined "$JOINED" --quoted "$QUOTED" --tabs "$TABS" --tabs-joined "$TABS_JOINED" \
-    --one "$ONE" --rest "$REST" --p1 "$P1" --p2 "$P2" --p3 "$P3" --here "$HERE" --keep "$KEEP" --comma "$COMMA"
+    --one "$ONE" --rest "$REST" --p1 "$P1" --p2 "$P2" --p3 "$P3" --reply "$REPLY" --here "$HERE" --keep "$KEEP" --comma "$COMMA"
