@@ -6,10 +6,11 @@ import posixpath
 from dataclasses import replace
 from typing import Dict, List, Sequence
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Setting, SourceKind
 from trainlint.readers.shell.base import ReaderBase
+from trainlint.readers.shell.heredocs import STDIN_REDIRECTS
 from trainlint.readers.shell.syntax import adjacent_groups, node_text
-from trainlint.readers.shell.values import Binding, Ctx, Node, Piece, State, Word
+from trainlint.readers.shell.values import Ctx, Node, State, Word
 
 MAX_FUNCTION_DEPTH = 8
 MAX_FUNCTION_CALLS = 500
@@ -20,7 +21,8 @@ MAX_COMMAND_WORDS = 5000
 class CommandsMixin(ReaderBase):
     """Runs the builtins and functions that change the state; hands every other command to the launches."""
 
-    def _command(self, node: Node, ctx: Ctx, state: State) -> None:
+    def _command(self, node: Node, ctx: Ctx, state: State, redirects: Sequence[Node] = ()) -> None:
+        """`redirects`: those of the statement around the command (a here-doc is one)."""
         parts: List[Node] = []
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
@@ -59,7 +61,8 @@ class CommandsMixin(ReaderBase):
             self._change_directory(name, words[1:], state)
             return
         if name == "read":
-            self._read_builtin(words[1:], ctx, state)
+            own = [child for child in node.children if child.type in STDIN_REDIRECTS]
+            self._read_builtin(words[1:], [*redirects, *own], prefix_env, ctx, state)
             return
         if name in ("source", "."):
             if len(words) > 1:
@@ -133,29 +136,3 @@ class CommandsMixin(ReaderBase):
         elif not state.cwd_lost:
             joined = posixpath.normpath(posixpath.join(state.cwd or "", target))
             state.cwd = joined
-
-    def _read_builtin(self, args: Sequence[Word], ctx: Ctx, state: State) -> None:
-        takes_value = set("adpntuNi")
-        index = 0
-        names: List[Word] = []
-        while index < len(args):
-            text = args[index].known or ""
-            if text.startswith("-") and len(text) > 1:
-                if text[-1] in takes_value:
-                    if text[-1] == "a" and index + 1 < len(args):
-                        names.append(args[index + 1])
-                    index += 2
-                    continue
-                index += 1
-                continue
-            names.append(args[index])
-            index += 1
-        for word in names:
-            name = word.known
-            if not name or word.setting.origin is None:
-                continue
-            origin = word.setting.origin
-            reason = Unknown(f"${name} is read from input by `read` at line {origin.line}")
-            setting = Setting(reason, SourceKind.SHELL_VARIABLE, origin, word.setting.text)
-            span = (origin.start_byte, origin.end_byte)
-            state.env[name] = Binding((Piece(unknown=reason, unknown_span=span),), (setting,))

@@ -13,8 +13,10 @@ from trainlint.readers.shell.assignments import AssignmentsMixin
 from trainlint.readers.shell.commands import CommandsMixin
 from trainlint.readers.shell.continuations import ContinuationsMixin
 from trainlint.readers.shell.expansion import ExpansionMixin
+from trainlint.readers.shell.heredocs import HeredocsMixin
 from trainlint.readers.shell.inner_shells import InnerShellsMixin
 from trainlint.readers.shell.launches import LaunchesMixin
+from trainlint.readers.shell.read_builtin import ReadBuiltinMixin
 from trainlint.readers.shell.recovery import parse_script
 from trainlint.readers.shell.slurm import SlurmMixin
 from trainlint.readers.shell.statements import StatementsMixin
@@ -40,6 +42,8 @@ class ShellReader(
     StatementsMixin,
     AssignmentsMixin,
     CommandsMixin,
+    ReadBuiltinMixin,
+    HeredocsMixin,
     WordsMixin,
     ExpansionMixin,
     ArithmeticMixin,

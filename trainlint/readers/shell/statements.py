@@ -109,7 +109,10 @@ class StatementsMixin(ReaderBase):
     def _redirected(self, node: Node, ctx: Ctx, state: State) -> None:
         body = node.child_by_field_name("body")
         for child in node.named_children:
-            if body is not None and child.id == body.id:
+            if body is not None and child.id == body.id and child.type == "command":
+                redirects = [other for other in node.named_children if other.id != body.id]
+                self._command(child, ctx, state, redirects)
+            elif body is not None and child.id == body.id:
                 self._exec(child, ctx, state)
             else:
                 self._scan(child, ctx, state)
