@@ -65,3 +65,27 @@ def test_leftovers_that_are_only_printed_are_still_dropped(tmp_path):
         "    print(f\"left over: {unknown}\")\n    logger.info(unknown)\n"))
     result = lint([folder], make_target("a100-80gb", None, 8), processes=1)
     assert len([f for f in result.findings if f.code == "TL305"]) == 4
+
+
+def test_a_trainer_class_of_the_repository_brings_no_transformers_defaults():
+    """`SFTTrainer` imported from the package's own modules may be anything (OpenRLHF's is an ABC with its own
+    loop): the job takes no TrainingArguments defaults, and under the `deepspeed` launcher a script that is no
+    HF Trainer script sets up DeepSpeed itself, so its ZeRO stage is unknown rather than "none"."""
+    [run] = lint([SAMPLES / "own_trainer"], make_target("a100-80gb", None, 8), processes=1).scan.runs
+    assert run.setting("per_device_train_batch_size") is None
+    assert run.setting("bf16") is None
+    stage = run.setting("zero_stage").value
+    assert isinstance(stage, Unknown) and "builds its own DeepSpeed setup" in stage.reason
+
+
+def test_transformers_trainer_still_brings_its_defaults(tmp_path):
+    import shutil
+
+    folder = tmp_path / "repo"
+    shutil.copytree(SAMPLES / "own_trainer", folder)
+    script = folder / "pkg" / "train_sft.py"
+    script.write_text(script.read_text().replace("from pkg.trainer import SFTTrainer",
+                                                 "from transformers import Trainer as SFTTrainer"))
+    [run] = lint([folder], make_target("a100-80gb", None, 8), processes=1).scan.runs
+    assert run.setting("per_device_train_batch_size").value == 8  # TrainingArguments' default
+    assert run.setting("zero_stage").value == 0  # an HF Trainer with no --deepspeed: no DeepSpeed

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
@@ -49,6 +49,9 @@ class EntryFacts:
     parse_known_args: bool = False
     known_args_rest_used: bool = False
     inherits_hf: bool = False  # a parser dataclass derives from TrainingArguments (all HF flags accepted)
+    # Trainer classes the scripts import from the repository's own modules (OpenRLHF's `SFTTrainer(ABC)`,
+    # LLaVA's `LLaVATrainer(Trainer)`): whether they are HF's Trainer is not known from the call.
+    local_trainers: Set[str] = field(default_factory=set)
     has_parser: bool = False
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
     # the set of accepted flags is then incomplete.
@@ -64,7 +67,10 @@ class EntryFacts:
 
     @property
     def uses_hf_trainer(self) -> bool:
-        return self.inherits_hf or bool(self.config_keywords) or bool(self.hf_trainer_calls())
+        """Whether the job takes TrainingArguments' defaults: its parser or a config call says so, or it calls a
+        Trainer that is not a class of the repository's own (which may be anything)."""
+        return self.inherits_hf or bool(self.config_keywords) or any(
+            _last(call.callee) not in self.local_trainers for call in self.hf_trainer_calls())
 
     def hf_trainer_calls(self) -> List[TrainerCall]:
         """Trainer calls that are HF's (or a subclass's): a Lightning `Trainer` has none of HF's
@@ -180,6 +186,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
             facts.modules.append(module)
             if len(seen) >= MAX_MODULES:
                 continue
+            facts.local_trainers.update(_local_trainer_names(module, path, workspace, roots))
             for target in local_imports(module, path, workspace, roots):
                 if target.resolve() not in seen and "site-packages" not in target.parts:
                     seen.add(target.resolve())
@@ -187,6 +194,18 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
         frontier = next_frontier
     _merge(facts)
     return facts
+
+
+def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> Set[str]:
+    """The Trainer classes `module` calls that it imports from a module of the repository."""
+    called = {_last(call.callee) for call in module.trainer_calls}
+    roots = [path.resolve().parent, *roots]
+    local = set()
+    for info in module.imports:
+        wanted = called.intersection(info.names)
+        if wanted and workspace.module(info.module, path, roots) is not None:
+            local |= wanted
+    return local
 
 
 def _merge(facts: EntryFacts) -> None:

@@ -110,7 +110,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     code_settings(build.facts, flags, build.candidates)
     build.batch_multiplier = data_batch(build.facts, flags)
     unread = _unread_reason(build) if build.facts is None else None
-    deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs, unread)
+    deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs,
+                                  unread or _own_deepspeed_reason(build))
     _world(build, dirs)
     _environment(build)
     if unread is not None:
@@ -120,6 +121,14 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     elif build.facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
     return _finish(build, shown_script)
+
+
+def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:
+    """Why naming no DeepSpeed config says nothing of the sharding: under the `deepspeed` launcher, a script
+    that is not an HF Trainer script (OpenRLHF, DeepSpeed's own examples) builds its DeepSpeed config itself."""
+    if build.launch.launcher != Launcher.DEEPSPEED or build.facts is None or build.facts.uses_hf_trainer:
+        return None
+    return "the entry script builds its own DeepSpeed setup under the `deepspeed` launcher"
 
 
 def _unread_reason(build: JobBuild) -> str:

@@ -1,0 +1,3 @@
+from pkg.trainer.sft import SFTTrainer
+
+__all__ = ["SFTTrainer"]
