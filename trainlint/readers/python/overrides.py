@@ -90,8 +90,8 @@ class OverrideReader:
         is_args_name = self.values.is_args_name
         test = _nonzero_test(test)
         name = None
-        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and is_args_name(test.value.value):
-            name = test.attr.value
+        if isinstance(test, cst.Attribute):
+            name = _dotted_argument(test, is_args_name)
         elif (
             isinstance(test, cst.Call)
             and last_name(test.func) == "getattr"
@@ -194,6 +194,20 @@ class OverrideReader:
             )
         when = self.flag_condition(conditions)
         self.findings.overrides.append(self.gated_override(name, setting, owner, when, applied))
+
+
+def _dotted_argument(test: cst.Attribute, is_args_name) -> Optional[str]:
+    """The parsed argument an attribute reads: `args.flag` reads `flag`; `args.model.flag` reads the dest
+    `model.flag`, which argparse gives an option spelt `--model.flag` (a script that regroups the parsed
+    namespace by its dots reads it so). None when the chain does not start at a parsed namespace."""
+    parts = [test.attr.value]
+    owner: CstExpr = test.value
+    while isinstance(owner, cst.Attribute):
+        parts.append(owner.attr.value)
+        owner = owner.value
+    if not (isinstance(owner, cst.Name) and is_args_name(owner.value)):
+        return None
+    return ".".join(reversed(parts))
 
 
 def _nonzero_test(test: CstExpr) -> CstExpr:
