@@ -60,7 +60,8 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
     return None
 
 
-def _argparse_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
+def argument_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
+    """Each argparse dest the script declares: the flag the launch passes, else its default."""
     values: Dict[str, Setting] = {}
     for dest, arg in facts.argparse.items():
         if arg.default is not None:
@@ -92,7 +93,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     assignments after parsing, and model/adapter keywords of other calls."""
     if facts is None:
         return
-    argparse_values = _argparse_values(facts, flags)
+    argparse_values = argument_values(facts, flags)
     for keyword in facts.config_keywords:
         target = knob_for(keyword.name)
         if target is not None:

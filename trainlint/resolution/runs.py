@@ -27,9 +27,17 @@ from trainlint.readers.facts import Launch
 from trainlint.readers.source import display_path
 from trainlint.resolution import axolotl_cli, frameworks
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
-from trainlint.resolution.entry_settings import Flags, code_settings, data_batch, launcher_settings
+from trainlint.resolution.entry_settings import Flags, argument_values, code_settings, data_batch, launcher_settings
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
-from trainlint.resolution.frameworks import AXOLOTL, HF_TRAINER, DeriveContext, accelerate, deepspeed, recipe_framework
+from trainlint.resolution.frameworks import (
+    AXOLOTL,
+    HF_TRAINER,
+    DeriveContext,
+    accelerate,
+    deepspeed,
+    openrlhf,
+    recipe_framework,
+)
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
@@ -114,6 +122,10 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
                                   unread or _own_deepspeed_reason(build))
     _world(build, dirs)
     _environment(build)
+    command = openrlhf.command_of(launch.entry.value if launch.entry is not None and isinstance(
+        launch.entry.value, str) else None, launch.entry_is_module)
+    if command is not None and build.facts is not None:
+        openrlhf.apply(command, argument_values(build.facts, flags), build.candidates)
     if unread is not None:
         # Nothing shows the script trains with TrainingArguments (OLMo-core, OpenRLHF's own parsers): the
         # values it takes when the launch passes none are unknown, not transformers' defaults.

@@ -11,13 +11,14 @@ from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Fram
 from trainlint.resolution.frameworks.deepspeed import DEEPSPEED
 from trainlint.resolution.frameworks.hf_trainer import HF_TRAINER
 from trainlint.resolution.frameworks.llamafactory import LLAMAFACTORY
+from trainlint.resolution.frameworks.openrlhf import OPENRLHF
 from trainlint.resolution.precedence import Candidates
 
 # The order derivations of one stage run in: accelerate's mixed precision before LLaMA-Factory's
 # pure_bf16 (the later wins the tie on bf16), LLaMA-Factory's finetuning_type before axolotl's adapter.
-FRAMEWORKS = (HF_TRAINER, ACCELERATE, DEEPSPEED, LLAMAFACTORY, AXOLOTL)
+FRAMEWORKS = (HF_TRAINER, ACCELERATE, DEEPSPEED, LLAMAFACTORY, AXOLOTL, OPENRLHF)
 
-__all__ = ["ACCELERATE", "AXOLOTL", "DEEPSPEED", "FRAMEWORKS", "HF_TRAINER", "LLAMAFACTORY", "Derivation",
+__all__ = ["ACCELERATE", "AXOLOTL", "DEEPSPEED", "FRAMEWORKS", "HF_TRAINER", "LLAMAFACTORY", "OPENRLHF", "Derivation",
            "DeriveContext", "Framework", "Stage", "derive", "recipe_framework"]
 
 
