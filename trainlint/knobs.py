@@ -444,7 +444,14 @@ def coerce(name: str, value: Value) -> Coerced:
         meaning = dict(spec.aliases).get(value.strip().lower())
         if meaning is not None:
             return Coerced(meaning)
-    wanted = spec.type if spec else type(value)
+    return coerce_as(spec.type if spec else type(value), value)
+
+
+def coerce_as(wanted: type, value: Value) -> Coerced:
+    """`value` as a `wanted` (bool, int, float or str): for a framework's own switch or count that is no knob
+    (OpenRLHF's `adam_offload`, a parallel degree), read with the same words and numbers as the knobs."""
+    if isinstance(value, Unknown) or value is None:
+        return Coerced(value)
     try:
         if wanted is bool:
             if isinstance(value, bool):

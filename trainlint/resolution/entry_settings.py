@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Dict, Mapping, Optional, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.knobs import K, coerce, knob_for
+from trainlint.knobs import K, coerce, coerce_as, knob_for
 from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, Keyword, Override
 from trainlint.readers.python.adapters import ADAPTER_KEYWORDS, LORA_CONFIG
 from trainlint.resolution.entry import EntryFacts
@@ -81,7 +81,7 @@ def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> S
         return keyword.setting
     value = source.value
     if keyword.negated:
-        truth = coerce(K.BF16, value).value
+        truth = coerce_as(bool, value).value
         value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
     # The keyword's value comes from the parsed argument: the argument's origin is where to edit.
     return Setting(value, source.kind, source.origin, source.text, via=source.via, note=keyword.name,
@@ -207,9 +207,9 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
     """An override under `if args.flag:`: it applies when the flag is on (off when negated), never
     when the flag says the branch is skipped, and stays Unknown when the flag cannot be told."""
     gate = _argument_value(facts, flags, argparse_values, override.when)
-    truth = coerce(K.BF16, gate.value).value if gate is not None else None
+    truth = coerce_as(bool, gate.value).value if gate is not None else None
     if gate is not None and not isinstance(truth, bool):
-        count = coerce(K.LORA_R, gate.value).value  # `if args.lora_dim > 0:` gated on a number
+        count = coerce_as(int, gate.value).value  # `if args.lora_dim > 0:` gated on a number
         truth = count != 0 if isinstance(count, int) else truth
     if not isinstance(truth, bool):
         return setting
@@ -244,7 +244,7 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
             return None
         holds = word in source.value.lower()
     else:
-        truth = coerce(K.BF16, source.value).value
+        truth = coerce_as(bool, source.value).value
         if not isinstance(truth, bool):
             return None
         holds = truth
@@ -295,7 +295,7 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
     flag = flags.get("precompute_ref_log_probs")
     if flag is not None:
         precomputed.append(flag.value)
-    no_precompute = all(coerce(K.BF16, setting.value).value is False for setting in precomputed)
+    no_precompute = all(coerce_as(bool, setting.value).value is False for setting in precomputed)
     for call in facts.trainer_calls:
         name = call.callee.rsplit(".", 1)[-1]
         note = f"{name}: chosen and rejected answers in one batch"

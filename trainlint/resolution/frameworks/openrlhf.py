@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Mapping, Optional, Sequence
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.knobs import ARGS, K, coerce
+from trainlint.knobs import ARGS, K, coerce_as
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.memory_features import (
     FUSED_LOSS,
@@ -95,8 +95,8 @@ def _derived(source: Setting, value, note: str) -> Setting:
     return Setting(value, SourceKind.DERIVED, None, via=(source,), note=note)
 
 
-def _whole(knob: str, setting: Optional[Setting]):
-    return None if setting is None else coerce(knob, setting.value).value
+def _whole(setting: Optional[Setting]):
+    return None if setting is None else coerce_as(int, setting.value).value
 
 
 def apply(command: str, values: Mapping[str, Setting], candidates: Candidates) -> None:
@@ -116,7 +116,7 @@ def apply(command: str, values: Mapping[str, Setting], candidates: Candidates) -
 
 def _adapters(values: Mapping[str, Setting], candidates: Candidates) -> None:
     rank = _option(values, LORA_RANK)
-    count = _whole(K.LORA_R, rank)
+    count = _whole(rank)
     if rank is None:
         return
     on = count > 0 if isinstance(count, int) else Unknown(f"the LoRA rank `{rank.text or rank.value}` is not known")
@@ -127,7 +127,7 @@ def _offload(values: Mapping[str, Setting], candidates: Candidates) -> None:
     switch = _option(values, ADAM_OFFLOAD)
     if switch is None:
         return
-    on = coerce(K.GRADIENT_CHECKPOINTING, switch.value).value
+    on = coerce_as(bool, switch.value).value
     device = ("cpu" if on else "none") if isinstance(on, bool) else Unknown("whether Adam is offloaded is not known")
     candidates.add(K.OFFLOAD_OPTIMIZER, _derived(switch, device, "OpenRLHF's adam_offload"))
 
@@ -144,7 +144,7 @@ def _precision(values: Mapping[str, Setting], candidates: Candidates) -> None:
             candidates.add(knob, _derived(dtype, on, f"OpenRLHF param_dtype {dtype.value}"))
         return
     switch = _option(values, BF16_SWITCH)
-    if switch is not None and coerce(K.BF16, switch.value).value is False:
+    if switch is not None and coerce_as(bool, switch.value).value is False:
         # Without `--bf16` the weights load in the checkpoint's own dtype (`torch_dtype="auto"`) and DeepSpeed
         # runs without mixed precision: how many bytes each weight takes depends on the checkpoint.
         candidates.add(K.BF16, replace(switch, value=Unknown(
@@ -158,7 +158,7 @@ def _parallelism(values: Mapping[str, Setting], candidates: Candidates) -> None:
     for names, knob, note in ((RING_ATTENTION, SEQUENCE_PARALLEL, "OpenRLHF ring attention"),
                               (TENSOR_PARALLEL, MODEL_PARALLEL, "DeepSpeed tensor parallelism")):
         source = _option(values, names)
-        degree = _whole(K.MAX_STEPS, source)
+        degree = _whole(source)
         if source is not None and isinstance(degree, int) and degree > 1:
             candidates.add(knob, _derived(source, degree, note))
 
@@ -175,7 +175,7 @@ def _preference(command: str, values: Mapping[str, Setting], candidates: Candida
     if command not in _REFERENCE:
         return
     offload = _option(values, REFERENCE_OFFLOAD)
-    offloaded = coerce(K.BF16, offload.value).value if offload is not None else False
+    offloaded = coerce_as(bool, offload.value).value if offload is not None else False
     if offloaded is False:
         via = () if offload is None else (offload,)
         candidates.add(REFERENCE_MODEL, Setting(True, SourceKind.DERIVED, None, via=via,
@@ -190,12 +190,12 @@ def _accumulation(values: Mapping[str, Setting], candidates: Candidates) -> None
         return
     world = candidates.winner(K.WORLD_SIZE)
     sources = [batch, micro] + ([world] if world is not None else [])
-    factors = [_whole(K.PER_DEVICE_TRAIN_BATCH_SIZE, setting) for setting in sources]
+    factors = [_whole(setting) for setting in sources]
     for names in (RING_ATTENTION, TENSOR_PARALLEL):
         source = _option(values, names)
         if source is not None:
             sources.append(source)
-            factors.append(_whole(K.MAX_STEPS, source))
+            factors.append(_whole(source))
         else:
             factors.append(1)
     via = tuple(sources)
