@@ -128,3 +128,12 @@ def test_a_job_launched_from_a_here_doc_is_checked_and_fixed_inside_the_here_doc
 def test_a_crlf_here_doc_continues_its_lines_as_the_rest_of_the_script_does(tmp_path):
     script = read_text(tmp_path, "read -r -d '' X <<EOF\r\ntrain.py \\\r\n  --a 1\r\nEOF\r\ndeepspeed $X\r\n")
     assert values(only_launch(script).script_args) == ["--a", "1"]
+
+
+def test_an_expansion_in_a_here_doc_ends_where_bash_pairs_it():
+    """A `)` inside quotes within `$( )` does not close it (the here-doc scanner is the file scanner's)."""
+    from trainlint.readers.shell.certainty import expansion_end
+
+    data = b'--tag $(echo "run)" | tr a b) --lr ${LR:-1e-5} `date`'
+    spans = {data[i:expansion_end(data, i, len(data))] for i in (6, 35, 47)}
+    assert spans == {b'$(echo "run)" | tr a b)', b"${LR:-1e-5}", b"`date`"}

@@ -55,6 +55,19 @@ def judge(data: bytes) -> Verdict:
         return Verdict(None, False, tuple(scanner.expansions), tuple(scanner.heredocs))
 
 
+def expansion_end(data: bytes, position: int, end: int) -> Optional[int]:
+    """Where the `$(...)`, `$((...))`, `${...}` or back-quoted expansion at `position` ends, as bash pairs it
+    inside double quotes (nested quotes and expansions included); None when it does not end before `end` or
+    the scanner cannot tell."""
+    scanner = _Scanner(data[:end])
+    scanner.pos = position
+    try:
+        scanner.scan_char(0, in_dquote=True)
+    except (Rejected, Unsure, RecursionError):
+        return None
+    return scanner.pos if scanner.pos > position + 1 else None
+
+
 class _Scanner(WordScanner):
     """Command lists: separators, reserved words and their pairing, subshells, redirections."""
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Tuple
 
 from trainlint.readers.shell.base import ReaderBase
+from trainlint.readers.shell.certainty import expansion_end
 from trainlint.readers.shell.syntax import EXPANSION_TYPES, iter_chars, parse, shorten
 from trainlint.readers.shell.values import Ctx, Doc, Node, Piece, Span, State
 
@@ -28,42 +29,11 @@ class StandardInput:
     reason: str = ""
 
 
-def _closing(data: bytes, position: int, end: int, opener: bytes, closer: bytes) -> Optional[int]:
-    """The offset just past the `closer` that balances the `opener` at `position` (quotes not considered)."""
-    depth = 0
-    index = position
-    while index < end:
-        char = data[index : index + 1]
-        if char == b"\\":
-            index += 2
-            continue
-        if char == opener:
-            depth += 1
-        elif char == closer:
-            depth -= 1
-            if depth == 0:
-                return index + 1
-        index += 1
-    return None
-
-
 def _expansion_end(data: bytes, position: int, end: int) -> Optional[int]:
     """Where the `$...` or backquoted expansion starting at `position` ends, or None when it is not one."""
     following = data[position + 1 : position + 2]
-    if data[position : position + 1] == b"`":
-        index = position + 1
-        while index < end:
-            if data[index : index + 1] == b"\\":
-                index += 2
-                continue
-            if data[index : index + 1] == b"`":
-                return index + 1
-            index += 1
-        return None
-    if following == b"(":
-        return _closing(data, position + 1, end, b"(", b")")
-    if following == b"{":
-        return _closing(data, position + 1, end, b"{", b"}")
+    if data[position : position + 1] == b"`" or following in (b"(", b"{"):
+        return expansion_end(data, position, end)
     if following[:1].isalpha() or following == b"_":
         index = position + 1
         while index < end and (data[index : index + 1].isalnum() or data[index : index + 1] == b"_"):
