@@ -122,8 +122,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
                                   unread or _own_deepspeed_reason(build))
     _world(build, dirs)
     _environment(build)
-    command = openrlhf.command_of(launch.entry.value if launch.entry is not None and isinstance(
-        launch.entry.value, str) else None, launch.entry_is_module)
+    entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
+    command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:
         openrlhf.apply(command, argument_values(build.facts, flags), build.candidates)
     if unread is not None:
