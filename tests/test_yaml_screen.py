@@ -9,8 +9,7 @@ import pytest
 from tests.conftest import write_tree
 from trainlint.linter import lint, make_target
 from trainlint.readers import pool
-from trainlint.readers.yaml import read_yaml_config
-from trainlint.readers.yaml_screen import MAX_DEPTH
+from trainlint.readers.yaml import MAX_DEPTH, read_yaml_config
 from trainlint.resolution.workspace import Workspace
 
 RECIPE = "model_name_or_path: org/llama-7b\nper_device_train_batch_size: 8\ngradient_accumulation_steps: 2\n"

@@ -24,9 +24,12 @@ from trainlint.core import Diagnostic, DiagnosticKind, Origin, Setting, SourceKi
 from trainlint.formats import yaml as yaml_format
 from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import SourceText, read_config_file
-from trainlint.readers.yaml_screen import MAX_DEPTH, MAX_VALUES  # one definition, shared with the text screen
 
 FORMAT = "yaml"
+# Bounds of a read: deeper nesting, or more values, is reported as not read.
+MAX_DEPTH = 100
+# Anchors reused inside anchors expand exponentially ("billion laughs"); stop well before that hurts.
+MAX_VALUES = 20_000
 # A broken file is re-read up to this many times, each time cut before the reported error.
 MAX_RECOVERY_ATTEMPTS = 8
 _MERGE_TAG = "tag:yaml.org,2002:merge"

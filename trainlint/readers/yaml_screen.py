@@ -11,11 +11,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-# Bounds of the full read (`trainlint.readers.yaml` applies them).
-MAX_DEPTH = 100
-# Anchors reused inside anchors expand exponentially ("billion laughs"); stop well before that hurts.
-MAX_VALUES = 20_000
-
 
 def may_hold_key(data: bytes, keys: Iterable[str]) -> bool:
     """Whether a key spelt exactly like one of `keys` may be in the YAML text `data`. Only a
