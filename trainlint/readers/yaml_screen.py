@@ -1,7 +1,7 @@
 """What a YAML file's text alone rules out, before anyone parses it.
 
 A scan reads the YAML files of a tree only to learn which ones are recipes (a recipe key at the top); most
-YAML files of a repository (workflows, lock files, compose files) are not, and their round-trip parse is the
+YAML files of a repository (workflows, lock files, compose files) are not, and parsing them would be the
 scan's largest YAML cost. The answer here is sound: "no" means a full read (`trainlint.readers.yaml`) cannot
 find the key; "maybe" only means the file has to be read. A file ruled out is not read at all, so a part of
 it a full read would leave unread (nesting or value bounds) is not reported either: it cannot hold a setting.
