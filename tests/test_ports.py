@@ -200,6 +200,45 @@ def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_num
     assert "ACC=$((128 / PER_DEVICE / GPUS))" in (folder / "scripts" / "finetune.sh").read_text()
 
 
+def _computed_accumulation_job(tmp_path: Path, accumulation: str) -> Path:
+    folder = tmp_path / "job"
+    shutil.copytree(PORTS / "computed_accumulation_2gpu", folder)
+    launcher = folder / "finetune.sh"
+    launcher.write_text(launcher.read_text().replace("$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))", accumulation))
+    return folder
+
+
+def test_an_accumulation_computed_from_the_gpu_count_follows_the_ported_inputs(tmp_path, cli) -> None:
+    # `GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`, written for 2 GPUs, onto 8: the GPU count
+    # and the micro-batch are rewritten where they are set, and the derived accumulation comes out right
+    # without being frozen into a number.
+    folder = _computed_accumulation_job(tmp_path, "$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))")
+    target = make_target("a100-80gb", None, 8)
+    before = lint([folder], target)
+    assert {f.code for f in before.findings} >= {"TL112"}
+    assert list(before.effective_batches.values()) == [16]
+    code, _, _ = cli.run(folder, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    text = (folder / "finetune.sh").read_text()
+    assert "GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))" in text
+    assert "GPUS=${GPUS:-8}" in text and "--nproc_per_node=${GPUS}" in text
+    after = lint([folder], target)
+    run = after.scan.runs[0]
+    assert run.value("world_size") == 8
+    assert list(after.effective_batches.values()) == [16]
+    assert "TL112" not in {f.code for f in after.findings}
+    assert code == 0
+
+
+def test_an_accumulation_that_would_not_follow_its_inputs_is_left_for_a_human(tmp_path, cli) -> None:
+    # The divisor is a constant, not the GPU count: no edit of the inputs gives the accumulation the port
+    # needs, so the fix is refused and the launcher is left as it was.
+    folder = _computed_accumulation_job(tmp_path, "$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / 2))")
+    original = (folder / "finetune.sh").read_bytes()
+    _, out, err = cli.run(folder, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    assert (folder / "finetune.sh").read_bytes() == original
+    assert "is computed from other settings; change its inputs by hand" in out + err
+
+
 def test_a_multi_node_launch_larger_than_the_gpus_given_is_a_warning_not_a_start_up_failure(tmp_path) -> None:
     # Two nodes of 8 checked against 8 GPUs: torchrun waits for the second node; it does not start 16
     # processes on 8 GPUs, so nothing about it is certain.

@@ -418,6 +418,7 @@ def run_fix(args: Namespace) -> int:
     summary = render_fix_summary(result.outcome, unsafe=result.unsafe, preview=result.preview)
     if result.preview:
         sys.stdout.write(result.diff)
+        sys.stdout.flush()  # the diff before the summary when both streams go to one place (`2>&1`)
         sys.stderr.write(summary)
     else:
         sys.stdout.write(summary)

@@ -20,7 +20,9 @@ from trainlint.core import (
     Value,
 )
 from trainlint.fixers import editors
+from trainlint.fixers.derived import value_after_edits
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
+from trainlint.fixers.editors.common import ComputedValue
 from trainlint.fixers.edits import by_path, collide
 from trainlint.formats import FileKind
 from trainlint.knobs import K
@@ -161,11 +163,29 @@ class Planner:
         if run is None:
             raise Refused("the fix belongs to no resolved job")
         edits: List[Edit] = []
+        computed: List[Tuple[KnobChange, ComputedValue]] = []
         knobs = [change.knob for change in finding.fix.changes]
         for change in finding.fix.changes:
             together = tuple(name for name in knobs if name != change.knob)
-            edits.extend(self.change(run, change, together))
+            try:
+                edits.extend(self.change(run, change, together))
+            except ComputedValue as refusal:
+                computed.append((change, refusal))
+        for change, refusal in computed:
+            if not self._follows_inputs(run, change, edits):
+                raise refusal
         return edits
+
+    def _follows_inputs(self, run: TrainingRun, change: KnobChange, edits: List[Edit]) -> bool:
+        """Whether a value the launcher computes from other settings comes out as `change.new` once the
+        fix's other edits (its inputs among them) are applied: then it needs no edit of its own."""
+        winner = run.settings.get(change.knob)
+        if winner is None or winner.origin is None or file_kind(winner.origin.path) != FileKind.SHELL:
+            return False
+        data = self.read(winner.origin.path)
+        if data is None:
+            return False
+        return same_value(value_after_edits(data, edits, winner.origin), change.new) is True
 
     # ------------------------------------------------------------ one knob
     def change(self, run: TrainingRun, change: KnobChange, together: Tuple[str, ...] = ()) -> List[Edit]:
@@ -173,7 +193,7 @@ class Planner:
         changes (a place they share with this knob may be edited for all of them)."""
         knob, new = change.knob, change.new
         if knob == K.WORLD_SIZE:
-            return self._gpu_count(run, new)
+            return self._gpu_count(run, new, together)
         if knob in _NOT_WRITABLE:
             raise Refused(f"{knob} is a property of the machine, not a setting to rewrite")
         if new is None or isinstance(new, Unknown):
@@ -203,7 +223,7 @@ class Planner:
             raise Refused(f"{stage.origin.path} is shared with other jobs; add {knob} by hand")
         return editors.json.insert_offload(stage.origin.path, _DEEPSPEED_INSERTS[knob], new, self.read)
 
-    def _gpu_count(self, run: TrainingRun, new: Value) -> List[Edit]:
+    def _gpu_count(self, run: TrainingRun, new: Value, together: Tuple[str, ...] = ()) -> List[Edit]:
         """The launcher's GPU count rewritten where it is stated: the number, or the device list."""
         stated = launcher_gpu_count(run)
         if stated is None:
@@ -214,12 +234,15 @@ class Planner:
             return []
         if stated.nodes != 1:
             raise Refused(f"the launch spans {stated.nodes} nodes; change its GPU count by hand")
-        return [self._rewrite_count(run, stated, new)]
+        return [self._rewrite_count(run, stated, new, together)]
 
-    def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int) -> Edit:
+    def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int,
+                       together: Tuple[str, ...] = ()) -> Edit:
         chain = [s for s in _chain(stated.source) if s.origin is not None]
         graph = self.result.scan.graph
-        target = next((s for s in reversed(chain) if graph.is_exclusive(s.origin, run.id, K.WORLD_SIZE)
+        # A count the fix's other knobs also read (`GRADIENT_ACC=$((BATCH / PER_DEVICE / GPUS))`) may be
+        # edited at its source: each of those knobs gets its own new value, or is checked to follow it.
+        target = next((s for s in reversed(chain) if graph.is_exclusive(s.origin, run.id, K.WORLD_SIZE, together)
                        and not isinstance(s.value, Unknown) and same_value(s.value, stated.source.value)), None)
         if target is None:
             raise Refused(f"the GPU count at {stated.source.origin} is shared with other jobs; change it by hand")

@@ -17,6 +17,11 @@ class Refused(Exception):
     """The change cannot be written safely; the message says why (shown to the user)."""
 
 
+class ComputedValue(Refused):
+    """The place to write is computed from other settings (shell arithmetic, a command substitution): a
+    constant there would stop it following its inputs. Changing those inputs may still give the value."""
+
+
 class CannotRender(ValueError):
     """The value has no faithful spelling in this file (an Unknown, a structure)."""
 

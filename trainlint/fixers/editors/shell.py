@@ -10,6 +10,7 @@ from typing import Optional, Tuple
 from trainlint.core import Edit, Launcher, Origin, Setting, SourceKind, TrainingRun, Value
 from trainlint.fixers.editors.common import (
     CannotRender,
+    ComputedValue,
     ReadBytes,
     Refused,
     check_scalar,
@@ -78,7 +79,7 @@ def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
     if _COMPUTED.search(raw):
         # `GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`: writing a number there would
         # freeze a value that follows its inputs.
-        raise Refused(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
+        raise ComputedValue(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
     pair = _switch_pair(target)
     if target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw) and pair is not None:
         # A `--x/--no-x` switch (axolotl's click options): the other side of the pair, never a value word.
