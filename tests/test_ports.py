@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import SAMPLES
 from trainlint.api import estimate, fix, load_settings
+from trainlint.checks._examples import TRAIN_PY
 from trainlint.fixers.planner import first_devices
 from trainlint.linter import lint, make_target
 from trainlint.memory import find_gpu
@@ -237,6 +238,36 @@ def test_an_accumulation_that_would_not_follow_its_inputs_is_left_for_a_human(tm
     _, out, err = cli.run(folder, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
     assert (folder / "finetune.sh").read_bytes() == original
     assert "is computed from other settings; change its inputs by hand" in out + err
+
+
+def test_a_gpu_count_change_no_accumulation_can_compensate_is_an_unsafe_fix(tmp_path, cli) -> None:
+    # The entry script lives outside the tree, so its accumulation is unknown: rewriting 16 processes to the
+    # machine's 8 halves (or worse) the global batch, which only --unsafe-fixes may do.
+    launcher = tmp_path / "tune.sh"
+    launcher.write_text(
+        "#!/bin/bash\nNGPUS=16\n"
+        "python -m torch.distributed.launch --nproc_per_node=$NGPUS $HF_PATH/examples/run_glue.py \\\n"
+        "    --model_name_or_path bert-base-cased --per_device_train_batch_size 32 --do_train \\\n"
+        "    --output_dir out\n")
+    original = launcher.read_bytes()
+    cli.run(tmp_path, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    assert launcher.read_bytes() == original
+    cli.run(tmp_path, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated", "--unsafe-fixes")
+    assert "NGPUS=8" in launcher.read_text() or "--nproc_per_node=8" in launcher.read_text()
+
+
+def test_a_gpu_count_change_scaled_by_a_known_accumulation_stays_safe(tmp_path, cli) -> None:
+    (tmp_path / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
+    launcher = tmp_path / "tune.sh"
+    launcher.write_text(
+        "#!/bin/bash\nNGPUS=16\n"
+        "python -m torch.distributed.launch --nproc_per_node=$NGPUS train.py \\\n"
+        "    --model_name_or_path bert-base-cased --per_device_train_batch_size 32 --do_train \\\n"
+        "    --gradient_accumulation_steps 1 --output_dir out\n")
+    cli.run(tmp_path, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    after = lint([tmp_path], make_target("a100-80gb", None, 8))
+    assert after.scan.runs[0].value("world_size") == 8
+    assert list(after.effective_batches.values()) == [32 * 16]
 
 
 def test_a_multi_node_launch_larger_than_the_gpus_given_is_a_warning_not_a_start_up_failure(tmp_path) -> None:

@@ -41,7 +41,9 @@ class LauncherGpuCountMismatch(Rule):
     The fix is the job's port plan (`trainlint estimate --num-gpus N` shows it): the count is
     rewritten where it is stated (the variable, not the flag that reads it) and gradient
     accumulation scaled so that the global batch is kept, with whatever else the target GPU needs
-    to fit. Safe. A per-node count of a multi-node launch is left to a human.
+    to fit. Safe. When no accumulation can keep the global batch (it is unknown, or the scaled value is
+    not a whole number), the count change alone alters the training math: unsafe. A per-node count of a
+    multi-node launch is left to a human.
     """
 
     code = "TL112"
@@ -96,8 +98,15 @@ class LauncherGpuCountMismatch(Rule):
         if accumulation is not None and (accumulation * stated.count) % ctx.num_gpus == 0:
             changes.append(KnobChange(K.GRADIENT_ACCUMULATION_STEPS, accumulation,
                                       accumulation * stated.count // ctx.num_gpus))
-        fix = Fix(Applicability.SAFE, f"set the GPU count to {ctx.num_gpus} and scale gradient accumulation to keep "
-                                      f"the global batch", tuple(changes))
+            fix = Fix(Applicability.SAFE, f"set the GPU count to {ctx.num_gpus} and scale gradient accumulation to "
+                                          f"keep the global batch", tuple(changes))
+        else:
+            # No accumulation keeps the global batch (it is unknown, or the scaled one is not whole): the count
+            # change alone alters what each optimizer step sees.
+            why = "the accumulation is unknown" if accumulation is None else \
+                f"accumulation {accumulation} × {stated.count} GPUs does not divide by {ctx.num_gpus}"
+            fix = Fix(Applicability.UNSAFE, f"set the GPU count to {ctx.num_gpus}; the global batch changes "
+                                            f"({why})", tuple(changes))
         yield self.finding(run, message, severity=severity, at=stated.source, fix=fix)
 
 

@@ -40,6 +40,9 @@ class ChangeKind(str, Enum):
     OFFLOAD_OPTIMIZER = "offload-optimizer"
     OFFLOAD_PARAMETERS = "offload-parameters"
     GPU_COUNT = "gpu-count"
+    # The launcher's GPU count set to the machine's when no accumulation can keep the global batch (it is
+    # not known): the batch each optimizer step sees changes with the count.
+    GPU_COUNT_NEW_GLOBAL_BATCH = "gpu-count-new-global-batch"
     FP16 = "fp16"
     LORA = "lora"
     SHORTER_SEQUENCE = "shorter-sequence"
@@ -233,8 +236,16 @@ def _start(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int], global_batch: Op
     machine = num_gpus or world or 1
     product, kept_global = _product_to_keep(run, micro, accumulation, written_world, machine, global_batch, notes)
     if num_gpus is not None and written_world is not None and written_world != num_gpus:
-        base.append(PlanStep(ChangeKind.GPU_COUNT, f"GPU count {written_world} -> {num_gpus} (the machine's)",
-                             {"world_size": num_gpus}))
+        if accumulation is None:
+            notes.append(f"the accumulation is unknown, so nothing keeps the global batch when the GPU count "
+                         f"changes from {written_world} to {num_gpus}: that change alters the training math")
+            kept_global = None
+            base.append(PlanStep(ChangeKind.GPU_COUNT_NEW_GLOBAL_BATCH,
+                                 f"GPU count {written_world} -> {num_gpus} (the machine's; the global batch changes)",
+                                 {"world_size": num_gpus}))
+        else:
+            base.append(PlanStep(ChangeKind.GPU_COUNT, f"GPU count {written_world} -> {num_gpus} (the machine's)",
+                                 {"world_size": num_gpus}))
     return _Start(knobs, micro, accumulation, product, kept_global, notes, base, estimate(run, gpu))
 
 
