@@ -20,6 +20,20 @@ recipe or launcher verbatim. A row is *grounded* when it states what a
 verdict needs (model, micro-batch, sequence length, sharding, and the GPU count when it shards);
 the score is printed for all rows and for the grounded ones.
 
+Recipes change, so a recipe is read as it stood when the report was written. A row's `reported` column is
+the date (YYYY-MM-DD, UTC) of the post the row records, and its recipe is named `path@commit`: the last
+commit, at or before the end of that day, that changed the files the reading rests on (launcher or README
+command, entry script, DeepSpeed config, dependency pins), so its content is the recipe of that date.
+recipes.csv keys its rows by (repository, recipe, commit) and gives the commit's date (`committed`), which
+must not be later than the row's `reported`; two eras of one recipe are two rows. A recipe named without
+`@commit` is the reading at the repository's HEAD (commit `HEAD`). Beyond the settings, a recipe may give
+`lora_modules_to_save` (modules peft trains as full copies next to the adapters, comma-separated; `NAMES
+unless model contains WORD` when the recipe drops them for a model path holding WORD, e.g. chat checkpoints;
+the job passes them as `--lora_modules_to_save`, a field of its entry script's dataclass, or as LLaMA-Factory's
+`additional_target`), and `transformers_pin`, the exact `transformers==X` its repository pinned at that commit, which fills
+`transformers_version` only when the row leaves it empty (a `>=` floor or a git install is no pin and is
+not used).
+
 Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2] [--keep FOLDER]`;
 `--keep` also writes each row's job under FOLDER/ID, to run `trainlint estimate` on it.
 """
@@ -47,7 +61,7 @@ DEFAULT_RECIPES = Path(__file__).resolve().parent / "recipes.csv"
 REQUIRED_COLUMNS = (
     "id", "url", "repository", "model", "model_params_b", "tuning", "vision_tower", "gpu", "gpu_memory_gib",
     "num_gpus", "per_device_batch", "grad_accum", "seq_len", "precision", "zero_stage", "offload",
-    "gradient_checkpointing", "attention", "transformers_version", "outcome", "when", "recipe", "notes",
+    "gradient_checkpointing", "attention", "transformers_version", "outcome", "when", "reported", "recipe", "notes",
 )
 # What a recipe publishes and a row may leave unstated.
 RECIPE_SETTINGS = (
@@ -55,7 +69,8 @@ RECIPE_SETTINGS = (
     "grad_accum", "attention", "image_tiles",
 )
 UNSTATED = ("", "unknown")
-Recipes = Dict[Tuple[str, str], Dict[str, str]]
+Recipes = Dict[Tuple[str, str, str], Dict[str, str]]
+HEAD = "HEAD"
 # The memory rules the brief names; any later TL1xx rule past TL110 is taken to be a memory rule too.
 MEMORY_CODES = frozenset({"TL101", "TL102", "TL106", "TL108", "TL110"})
 LAST_LEGACY_MEMORY_CODE = 110
@@ -77,6 +92,7 @@ class ModelArguments:
 class TrainingArguments(transformers.TrainingArguments):
     model_max_length: Optional[int] = field(default=None)
     lora_enable: bool = field(default=False)
+    lora_modules_to_save: Optional[str] = field(default=None)
     bits: int = field(default=16)
     max_slice_nums: Optional[int] = field(default=None)
 
@@ -126,20 +142,30 @@ def load_rows(path: Path = DEFAULT_CSV) -> List[Dict[str, str]]:
 
 
 def load_recipes(path: Path = DEFAULT_RECIPES) -> Recipes:
-    """Published settings of each recipe, keyed by (repository, recipe) in lower case."""
-    return {(row["repository"].lower(), row["recipe"]): row for row in load_rows(path)}
+    """Published settings of each recipe, keyed by (repository in lower case, recipe, commit)."""
+    return {(row["repository"].lower(), row["recipe"], row["commit"]): row for row in load_rows(path)}
 
 
-def recipe_key(row: Dict[str, str]) -> Optional[Tuple[str, str]]:
+def recipe_key(row: Dict[str, str]) -> Optional[Tuple[str, str, str]]:
     """`owner/name:path` names a recipe from another repository than the thread's; a bare path is the
-    thread's own repository's."""
+    thread's own repository's. `@commit` at the end names the commit it was read at; without it, HEAD."""
     recipe = row.get("recipe", "")
     if not recipe:
         return None
+    recipe, _, commit = recipe.rpartition("@") if "@" in recipe else (recipe, "", HEAD)
     repository, separator, path = recipe.partition(":")
     if separator and "/" in repository and " " not in repository:
-        return repository.lower(), path
-    return row["repository"].lower(), recipe
+        return repository.lower(), path, commit
+    return row["repository"].lower(), recipe, commit
+
+
+def modules_to_save(recipe: Dict[str, str], model: str) -> str:
+    """The recipe's `lora_modules_to_save` for this model path: `NAMES unless model contains WORD` drops
+    NAMES when the model path holds WORD (case-insensitive), as the recipe's own code decides."""
+    names, unless, word = recipe.get("lora_modules_to_save", "").partition(" unless model contains ")
+    if unless and word.strip().lower() in model.lower():
+        return ""
+    return names.strip()
 
 
 def with_recipe(row: Dict[str, str], recipes: Recipes) -> Dict[str, str]:
@@ -151,12 +177,18 @@ def with_recipe(row: Dict[str, str], recipes: Recipes) -> Dict[str, str]:
     if key not in recipes:
         raise KeyError(f"row {row['id']} names recipe {key} that recipes.csv does not list")
     recipe = recipes[key]
+    if recipe.get("committed") and row.get("reported") and recipe["committed"] > row["reported"]:
+        raise ValueError(f"row {row['id']} reported {row['reported']} names a recipe committed {recipe['committed']}")
     merged = dict(row)
     for column in RECIPE_SETTINGS:
         if merged.get(column, "") in UNSTATED and recipe[column]:
             if column == "offload" and row["zero_stage"] not in UNSTATED:
                 continue
             merged[column] = recipe[column]
+    if not merged.get("lora_modules_to_save") and merged["tuning"] in ("lora", "qlora"):
+        merged["lora_modules_to_save"] = modules_to_save(recipe, row["model"])
+    if not merged["transformers_version"] and recipe.get("transformers_pin"):
+        merged["transformers_version"] = recipe["transformers_pin"]
     return merged
 
 
@@ -215,12 +247,14 @@ def _precision_flags(precision: str) -> List[str]:
     return ["--bf16 $USE_BF16"]  # not stated: unknown to trainlint
 
 
-def _tuning_flags(tuning: str) -> List[str]:
-    if tuning == "lora":
-        return ["--lora_enable True"]
-    if tuning == "qlora":
-        return ["--lora_enable True", "--bits 4"]
-    return []
+def _tuning_flags(row: Dict[str, str]) -> List[str]:
+    tuning = row["tuning"]
+    if tuning not in ("lora", "qlora"):
+        return []
+    flags = ["--lora_enable True"] + (["--bits 4"] if tuning == "qlora" else [])
+    if row.get("lora_modules_to_save"):
+        flags.append(f"--lora_modules_to_save {row['lora_modules_to_save']}")
+    return flags
 
 
 def _sharding_unstated(row: Dict[str, str]) -> bool:
@@ -255,7 +289,7 @@ def launcher_flags(row: Dict[str, str]) -> List[str]:
         flags.append("--gradient_checkpointing $GRADIENT_CHECKPOINTING")  # not stated: unknown
     if row["attention"] in ATTENTION_FLAGS:
         flags.append(f"--attn_implementation {ATTENTION_FLAGS[row['attention']]}")
-    flags += _precision_flags(row["precision"]) + _tuning_flags(row["tuning"]) + _sharding_flags(row)
+    flags += _precision_flags(row["precision"]) + _tuning_flags(row) + _sharding_flags(row)
     flags += [f"--{key} {value}" for key, value in extra_settings(row)]
     flags += ["--output_dir out", '--eval_strategy "no"']
     return flags
@@ -269,6 +303,8 @@ def llamafactory_recipe(row: Dict[str, str]) -> List[str]:
              f"per_device_train_batch_size: {row['per_device_batch']}", "output_dir: out"]
     if row["tuning"] == "qlora":
         lines.append("quantization_bit: 4")
+    if row["tuning"] in ("lora", "qlora") and row.get("lora_modules_to_save"):
+        lines.append(f"additional_target: {row['lora_modules_to_save']}")
     for column, key in (("grad_accum", "gradient_accumulation_steps"), ("seq_len", "cutoff_len")):
         if row[column]:
             lines.append(f"{key}: {row[column]}")

@@ -112,8 +112,50 @@ def test_a_recipe_fills_only_what_the_reporter_left_unstated():
 
 def test_a_recipe_from_another_repository_is_named_with_its_owner():
     row = next(r for r in ROWS if r["id"] == "seeclick-24-qwenvl-lora-4x48-b1")
-    assert oom_score.recipe_key(row) == ("qwenlm/qwen-vl", "finetune/finetune_lora_ds.sh")
+    row = dict(row, recipe="QwenLM/Qwen-VL:finetune/finetune_lora_ds.sh@ed5195eea")
+    assert oom_score.recipe_key(row) == ("qwenlm/qwen-vl", "finetune/finetune_lora_ds.sh", "ed5195eea")
     assert oom_score.with_recipe(row, RECIPES)["zero_stage"] == "2"
+
+
+def test_a_recipe_without_a_commit_is_the_head_reading():
+    row = next(r for r in ROWS if r["id"] == "qwenvl-92-lora-ds-1xa6000")
+    assert oom_score.recipe_key(dict(row, recipe="finetune/finetune_lora_ds.sh"))[2] == "HEAD"
+    assert oom_score.recipe_key(row) == ("qwenlm/qwen-vl", "finetune/finetune_lora_ds.sh", "ed5195eea")
+
+
+def test_every_recipe_a_row_names_was_read_at_a_commit_no_later_than_the_report():
+    for row in ROWS:
+        key = oom_score.recipe_key(row)
+        if key is None:
+            continue
+        assert key[2] != "HEAD" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["reported"]), row["id"]
+        assert RECIPES[key]["committed"] <= row["reported"], row["id"]
+
+
+def test_a_recipe_committed_after_the_report_is_refused():
+    row = next(r for r in ROWS if r["id"] == "qwenvl-92-lora-ds-1xa6000")
+    with pytest.raises(ValueError):
+        oom_score.with_recipe(dict(row, reported="2023-09-01"), RECIPES)
+
+
+def test_the_recipes_modules_to_save_reach_the_job(tmp_path):
+    row = oom_score.with_recipe(next(r for r in ROWS if r["id"] == "qwenvl-92-lora-ds-1xa6000"), RECIPES)
+    assert row["lora_modules_to_save"] == "wte,lm_head"
+    oom_score.write_job(row, tmp_path)
+    assert "--lora_modules_to_save wte,lm_head" in (tmp_path / "finetune.sh").read_text()
+    assert "lora_modules_to_save: Optional[str]" in (tmp_path / "train.py").read_text()
+
+
+def test_modules_to_save_follow_the_recipes_own_condition_on_the_model_path():
+    recipe = {"lora_modules_to_save": "wte,lm_head unless model contains chat"}
+    assert oom_score.modules_to_save(recipe, "Qwen/Qwen-14B-Chat") == ""
+    assert oom_score.modules_to_save(recipe, "Qwen/Qwen-14B") == "wte,lm_head"
+
+
+def test_the_recipes_transformers_pin_fills_only_an_unstated_version():
+    row = next(r for r in ROWS if r["id"] == "qwenvl-92-lora-ds-1xa6000")
+    assert oom_score.with_recipe(row, RECIPES)["transformers_version"] == "4.32.0"
+    assert oom_score.with_recipe(dict(row, transformers_version="4.36.0"), RECIPES)["transformers_version"] == "4.36.0"
 
 
 def test_a_row_without_a_recipe_stays_as_stated():
