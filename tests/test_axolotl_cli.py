@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from trainlint.core import Edit, Origin, Setting, SourceKind, Unknown
+from trainlint.core import Edit, Origin, Setting, SourceKind, SwitchPair, Unknown
 from trainlint.fixers.editors.shell import replace_value
 from trainlint.resolution import scan
 from trainlint.resolution.workspace import Workspace
@@ -157,7 +157,7 @@ def test_a_switch_pair_is_rewritten_as_its_other_side_never_with_a_value_word():
     data = b"axolotl train r.yml --no-sample-packing\n"
     origin = Origin("t.sh", 1, 21, 1, 40, 20, 39)
     switch = Setting(False, SourceKind.LAUNCHER_FLAG, origin, "--no-sample-packing",
-                     written_as="--sample-packing/--no-sample-packing")
+                     written_as="--no-sample-packing", switch=SwitchPair("--sample-packing", "--no-sample-packing"))
     assert replace_value(data, switch, "--no-sample-packing", True) == Edit(origin, "--sample-packing")
 
 

@@ -81,6 +81,15 @@ class ShardingEngine(str, Enum):
 
 
 @dataclass(frozen=True)
+class SwitchPair:
+    """A boolean option spelt as a pair of flags (click's `--x/--no-x`): the other value is written as the
+    other flag, never as a value word."""
+
+    on: str
+    off: str
+
+
+@dataclass(frozen=True)
 class Setting:
     """A value at its origin. `via` lists the settings it was computed from (nearest first),
     e.g. the `$BATCH` token of a flag comes via the `16` of `BATCH=16`.
@@ -88,7 +97,8 @@ class Setting:
     `note` is prose for people and is never parsed; what code needs to know travels in typed fields:
     `written_as` is the spelling that wrote the value (`--bf16`, `zero_optimization.stage`, a keyword
     or field name), `fallback` says the value is a script's fallback and who may replace it, `engine`
-    (on a derived `zero_stage`) says what shards the model states."""
+    (on a derived `zero_stage`) says what shards the model states, `switch` names both flags of a
+    `--x/--no-x` pair."""
 
     value: Value
     kind: SourceKind
@@ -99,6 +109,8 @@ class Setting:
     written_as: Optional[str] = None
     fallback: Optional[Fallback] = None
     engine: Optional[ShardingEngine] = None
+    # Set when the value was written by one flag of a `--x/--no-x` pair (the spelling is in `written_as`).
+    switch: Optional[SwitchPair] = None
 
     @property
     def written_as_flag(self) -> bool:

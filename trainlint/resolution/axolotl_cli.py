@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from trainlint.core import Launcher, Setting, SourceKind, Unknown
+from trainlint.core import Launcher, Setting, SourceKind, SwitchPair, Unknown
 from trainlint.readers.facts import Launch
 from trainlint.resolution.flags import as_flag, parse_flags
 
@@ -86,10 +86,12 @@ def _click_command(launch: Launch) -> AxolotlCommand:
         elif name.startswith("no-"):
             key = name[3:].replace("-", "_")
             overrides.append((key, replace(flag.value, value=False, kind=SourceKind.LAUNCHER_FLAG,
-                                           note=f"--{name}", written_as=f"--{name[3:]}/--{name}")))
+                                           note=f"--{name}", written_as=f"--{name}",
+                                           switch=SwitchPair(f"--{name[3:]}", f"--{name}"))))
         elif flag.bare and flag.value.value is True:
             key = name.replace("-", "_")
-            overrides.append((key, replace(flag.value, note=f"--{name}", written_as=f"--{name}/--no-{name}")))
+            overrides.append((key, replace(flag.value, note=f"--{name}", written_as=f"--{name}",
+                                           switch=SwitchPair(f"--{name}", f"--no-{name}"))))
         else:
             overrides.append((name.replace("-", "_"), as_flag(flag.value, f"--{name}")))
     passed_on.extend(positionals)

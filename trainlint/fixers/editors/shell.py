@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Tuple
 
 from trainlint.core import Edit, Launcher, Origin, Setting, SourceKind, TrainingRun, Value
 from trainlint.fixers.editors.common import (
@@ -80,12 +80,12 @@ def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
         # `GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`: writing a number there would
         # freeze a value that follows its inputs.
         raise ComputedValue(f"`{raw}` at {origin} is computed from other settings; change its inputs by hand")
-    pair = _switch_pair(target)
+    pair = target.switch
     if target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw) and pair is not None:
         # A `--x/--no-x` switch (axolotl's click options): the other side of the pair, never a value word.
         if not isinstance(new, bool):
             raise Refused(f"`{raw}` at {origin} is a switch; it cannot carry {new!r}")
-        return Edit(origin, pair[0] if new else pair[1])
+        return Edit(origin, pair.on if new else pair.off)
     if target.kind == SourceKind.LAUNCHER_FLAG and is_bare_flag(raw):
         if not target.written_as_flag:
             # A store-true switch of the script's own argparse, read directly (`bf16=args.bf16`)
@@ -93,12 +93,6 @@ def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
             return drop_switch(data, origin, raw, target.value, new)
         return Edit(origin, f"{raw} {shell_value('True', new)}")  # HfArgumentParser: `--bf16` -> `--bf16 False`
     return Edit(origin, shell_value(raw, new, target.value))
-
-
-def _switch_pair(target: Setting) -> Optional[Tuple[str, str]]:
-    """The two spellings of a switch written as the pair `--x/--no-x`, on (True) first."""
-    on, slash, off = (target.written_as or "").partition("/")
-    return (on, off) if slash and on.startswith("--") and off.startswith("--") else None
 
 
 def drop_switch(data: bytes, origin: Origin, raw: str, current: Value, new: Value) -> Edit:
