@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, ShardingEngine, SourceKind, Unknown
-from trainlint.knobs import K, coerce
+from trainlint.knobs import K, coerce, coerce_as
 from trainlint.resolution.flags import option_value
 
 # Sharding strategy -> the ZeRO stage whose per-GPU states match it. Hybrid sharding shards within a
@@ -72,7 +72,7 @@ def _fsdp_details(
         sources.append(strategy_setting)
     if strategy is None and reshard is not None:
         # FSDP2: resharding after forward is full sharding; keeping the weights gathered is ZeRO-2-like.
-        as_bool = coerce(K.FSDP_OFFLOAD_PARAMS, reshard.value).value
+        as_bool = coerce_as(bool, reshard.value).value
         if isinstance(as_bool, bool):
             strategy = "full_shard" if as_bool else "shard_grad_op"
         else:

@@ -6,7 +6,7 @@ from typing import Mapping, Optional
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import AXOLOTL as AXOLOTL_SPELLING
-from trainlint.knobs import K, coerce
+from trainlint.knobs import K, coerce, coerce_as
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.memory_features import (
@@ -156,7 +156,7 @@ def _stated(written: Mapping[str, Setting], key: str) -> Optional[Setting]:
 def _eval_ratio(per_epoch: Setting, epochs: Optional[Setting]) -> Setting:
     """axolotl turns `evals_per_epoch` into `eval_steps = 1 / (evals_per_epoch × num_epochs)`, a
     fraction of the run's steps (num_epochs defaults to 1)."""
-    count = coerce(K.MAX_STEPS, per_epoch.value).value
+    count = coerce_as(int, per_epoch.value).value
     epoch_count = coerce(K.NUM_TRAIN_EPOCHS, epochs.value).value if epochs is not None else 1
     via = tuple(s for s in (per_epoch, epochs) if s is not None)
     if not isinstance(count, int) or isinstance(epoch_count, (Unknown, str)) or epoch_count is None \

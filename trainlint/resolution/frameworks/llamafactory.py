@@ -5,7 +5,7 @@ from dataclasses import replace
 from typing import Mapping, Optional
 
 from trainlint.core import Launcher, Setting, SourceKind
-from trainlint.knobs import ARGS, K, coerce
+from trainlint.knobs import ARGS, K, coerce_as
 from trainlint.resolution.frameworks.adapters import derive_adapter_method
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.memory_features import (
@@ -116,7 +116,7 @@ def _defaults(written: Mapping[str, Setting], candidates: Candidates) -> None:
     LoRA adapters of rank 8 unless told otherwise."""
     _memory_features(written, candidates)
     disabled = written.get("disable_gradient_checkpointing")
-    if disabled is not None and coerce(K.GRADIENT_CHECKPOINTING, disabled.value).value is True:
+    if disabled is not None and coerce_as(bool, disabled.value).value is True:
         candidates.add(K.GRADIENT_CHECKPOINTING, replace(disabled, value=False, note="disable_gradient_checkpointing"))
     else:
         candidates.add(K.GRADIENT_CHECKPOINTING, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Iterable, Mapping, Optional
 
 from trainlint.core import Setting, SourceKind
-from trainlint.knobs import K, coerce
+from trainlint.knobs import K, coerce, coerce_as
 from trainlint.resolution.precedence import Candidates
 
 SEQUENCE_PARALLEL = "sequence_parallel_degree"
@@ -33,7 +33,7 @@ def is_on(setting: Optional[Setting]) -> bool:
 def whole(setting: Optional[Setting]) -> Optional[int]:
     if setting is None:
         return None
-    value = coerce(K.MAX_STEPS, setting.value).value
+    value = coerce_as(int, setting.value).value
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
