@@ -6,11 +6,19 @@ from typing import Dict, List
 
 import pytest
 
+from trainlint.api import CACHE_DIR_VARIABLE
 from trainlint.cli import main
 
 SAMPLES = Path(__file__).parent / "samples"
 # The bundled example is the first story's job; the tests use it as it ships.
 MOE_LLAVA = Path(__file__).parent.parent / "examples" / "moe-llava"
+
+
+@pytest.fixture(autouse=True)
+def cache_outside_the_tree(tmp_path_factory, monkeypatch):
+    """A check run inside a sample folder keeps its cache in the test run's temporary folder, never in the
+    repository; the tests of where the cache goes by default remove the variable themselves."""
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(tmp_path_factory.getbasetemp() / "trainlint-cache"))
 
 
 def write_tree(root: Path, files: Dict[str, str]) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from trainlint.api import CACHE_DIR_VARIABLE
 from trainlint.cache import FactCache, decode, encode
 from trainlint.linter import lint, make_target
 from trainlint.readers.python import read_python
@@ -132,7 +133,8 @@ def test_facts_round_trip_exactly(monkeypatch):
         assert decode(json.loads(json.dumps(encode(facts)))) == facts, path
 
 
-def test_the_command_line_keeps_its_cache_where_it_is_told(tmp_path, cli):
+def test_the_command_line_keeps_its_cache_where_it_is_told(tmp_path, cli, monkeypatch):
+    monkeypatch.delenv(CACHE_DIR_VARIABLE)
     project = _project(tmp_path / "project")
     cli.run(project, "check", ".", "--cache-dir", str(tmp_path / "elsewhere"))
     assert (tmp_path / "elsewhere" / "CACHEDIR.TAG").is_file()
@@ -141,3 +143,13 @@ def test_the_command_line_keeps_its_cache_where_it_is_told(tmp_path, cli):
     assert not (project / ".trainlint_cache").exists()
     cli.run(project, "check", ".")
     assert (project / ".trainlint_cache" / ".gitignore").is_file()
+
+
+def test_the_cache_variable_moves_the_default_cache_and_the_option_still_wins(tmp_path, cli, monkeypatch):
+    project = _project(tmp_path / "project")
+    monkeypatch.setenv(CACHE_DIR_VARIABLE, str(tmp_path / "from-environment"))
+    cli.run(project, "check", ".")
+    assert (tmp_path / "from-environment" / "CACHEDIR.TAG").is_file()
+    assert not (project / ".trainlint_cache").exists()
+    cli.run(project, "check", ".", "--cache-dir", str(tmp_path / "from-option"))
+    assert (tmp_path / "from-option" / "CACHEDIR.TAG").is_file()

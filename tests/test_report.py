@@ -585,3 +585,16 @@ def test_summary_tables(sample: Sample) -> None:
     assert "Effective batch: unknown (world_size is unknown: $NUM_GPUS comes from the environment)." in lines
     assert "Effective batch: 64 before, 64 after the fixes." in lines
     assert "No memory estimate for this job." in lines
+
+
+def test_every_listed_plan_that_changes_what_trains_says_so(tmp_path, cli) -> None:
+    # A full fine-tune that only LoRA makes fit: the chosen plan and each runner-up carry the unsafe tag (a
+    # bracketed tag once read as console markup vanished from the runner-up lines).
+    (tmp_path / "full.yaml").write_text(
+        "model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\ndo_train: true\nfinetuning_type: full\n"
+        "per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\ncutoff_len: 2048\nbf16: true\n"
+        "output_dir: out\n")
+    _, out, _ = cli.run(tmp_path, "estimate", "full.yaml", "--gpu", "a100-80gb", "--isolated")
+    plans = [line for line in out.splitlines() if line.lstrip().startswith(("plan for", "or:"))]
+    assert len(plans) >= 2
+    assert all("[unsafe: changes what trains]" in line for line in plans if "LoRA" in line)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from trainlint import commands
+from trainlint.api import CACHE_DIR_VARIABLE
 from trainlint.checks._examples import TRAIN_PY, ZERO2
 
 LAUNCHER = """#!/bin/bash
@@ -17,6 +18,12 @@ deepspeed --num_gpus 8 {entry} --deepspeed zero2.json --model_name_or_path {mode
 """
 FORMATS = (("--output-format", "full"), ("--output-format", "concise"), ("--output-format", "json"),
            ("--output-format", "github"), ("--output-format", "sarif"), ("--statistics",))
+
+
+@pytest.fixture(autouse=True)
+def cache_in_the_project(monkeypatch):
+    """These tests are about the cache beside the project: the test run's variable would move it."""
+    monkeypatch.delenv(CACHE_DIR_VARIABLE, raising=False)
 
 
 class Scans:

@@ -129,8 +129,16 @@ class ScanOptions:
     progress: Optional[Callable[[int, int], None]] = None
 
 
+# Where the cache goes when neither `--cache-dir` nor the configuration's `cache-dir` says (as ruff's
+# RUFF_CACHE_DIR): a CI job or a test run keeps it out of the checked tree.
+CACHE_DIR_VARIABLE = "TRAINLINT_CACHE_DIR"
+
+
 def cache_dir_of(settings: Settings) -> Path:
-    return Path(settings.cache_dir) if settings.cache_dir else default_cache_dir(settings.config_path)
+    if settings.cache_dir:
+        return Path(settings.cache_dir)
+    from_environment = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
+    return Path(from_environment) if from_environment else default_cache_dir(settings.config_path)
 
 
 def _exclusions(paths: Sequence[Path], settings: Settings) -> Tuple[str, ...]:

@@ -187,18 +187,19 @@ def _frozen_bytes(model: ModelSpec, llm: float, frozen: float, job: JobInputs, n
 def note_model_state_layout(job: JobInputs, notes: EstimateNotes) -> None:
     """What the weights, gradients and optimizer terms assume about precision and sharding."""
     n = job.world_size
+    gpus = "1 GPU" if n == 1 else f"{n} GPUs"
     if job.fsdp:
         kind = "full sharding" if job.zero_stage == 3 else "shard_grad_op"
         dtype = "16-bit" if job.weights_half else "fp32"
-        notes.note(f"FSDP {kind} over {n} GPUs: {dtype} parameters, gradients and optimizer states sharded, "
+        notes.note(f"FSDP {kind} over {gpus}: {dtype} parameters, gradients and optimizer states sharded, "
                    f"16-bit units gathered for compute" + ("; parameters and states offloaded to CPU"
                                                            if job.offload_params else ""))
     elif job.zero_stage is not None:
         stage = job.zero_stage
         if stage == 3:
-            notes.note(f"ZeRO-3 over {n} GPUs: 16-bit parameters, gradients and fp32 optimizer states sharded")
+            notes.note(f"ZeRO-3 over {gpus}: 16-bit parameters, gradients and fp32 optimizer states sharded")
         else:
-            notes.note(f"ZeRO-{stage} over {n} GPUs: 16-bit weights replicated"
+            notes.note(f"ZeRO-{stage} over {gpus}: 16-bit weights replicated"
                        + (", gradients and optimizer states sharded" if stage == 2 else
                           ", optimizer states sharded" if stage == 1 else ""))
         if job.offload_optimizer:

@@ -27,8 +27,9 @@ UNWRAPPED_WIDTH = 10_000
 
 def _console(color: bool, buffer: io.StringIO, width: Optional[int] = None) -> Console:
     """`width`: the terminal's; None (piped, a file) wraps nothing."""
+    # No markup: a plan's "[unsafe: ...]" tag, a path or a note holding brackets is text, never a style.
     return Console(file=buffer, force_terminal=color, no_color=not color, width=width or UNWRAPPED_WIDTH,
-                   highlight=False, color_system="standard" if color else None)
+                   highlight=False, markup=False, emoji=False, color_system="standard" if color else None)
 
 
 def origin_text(setting: Setting, root: str) -> str:
