@@ -1,0 +1,79 @@
+"""Constructs met in a fourth round of public fine-tuning repositories (vision-language fine-tuning
+launchers and their argument modules), written here in our own words."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write_tree
+from trainlint.resolution import scan
+from trainlint.resolution.workspace import Workspace
+
+_LAUNCH = ("deepspeed --num_gpus 2 train.py --model_id m --output_dir out --per_device_train_batch_size 4 "
+           "--gradient_accumulation_steps 2 --learning_rate 1e-5\n")
+_TRAIN = """from transformers import HfArgumentParser
+from params import ModelArguments, TrainingArguments
+
+
+def train():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+
+
+if __name__ == "__main__":
+    train()
+"""
+_PARAMS = """from dataclasses import dataclass, field
+from typing import Optional
+
+{imports}
+
+
+@dataclass
+class ModelArguments:
+    model_id: Optional[str] = field(default="m")
+
+
+@dataclass
+class TrainingArguments({base}):
+    cache_dir: Optional[str] = field(default=None)
+"""
+
+
+def _run(folder: Path, name: str):
+    [run] = scan([folder / name], workspace=Workspace(folder)).runs
+    return run
+
+
+# ------------------------------------------------------------- argument classes with aliased bases
+def test_a_dataclass_deriving_from_an_import_alias_of_training_arguments_accepts_hf_flags(tmp_path):
+    params = _PARAMS.format(imports="from transformers import TrainingArguments as HFTrainingArguments",
+                            base="HFTrainingArguments")
+    write_tree(tmp_path, {"run.sh": _LAUNCH, "train.py": _TRAIN, "params.py": params})
+    run = _run(tmp_path, "run.sh")
+    assert run.facts.accepted_flags is not None
+    assert {"output_dir", "per_device_train_batch_size", "model_id", "cache_dir"} <= run.facts.accepted_flags
+    assert run.settings["per_device_train_batch_size"].value == 4
+
+
+def test_an_alias_bound_under_try_and_a_module_alias_are_followed(tmp_path):
+    imports = "try:\n    import transformers as tf\nexcept ImportError:\n    raise\n"
+    params = _PARAMS.format(imports=imports, base="tf.TrainingArguments")
+    write_tree(tmp_path, {"run.sh": _LAUNCH, "train.py": _TRAIN, "params.py": params})
+    accepted = _run(tmp_path, "run.sh").facts.accepted_flags
+    assert accepted is not None and "gradient_accumulation_steps" in accepted
+
+
+def test_a_base_from_outside_the_repository_leaves_the_accepted_flags_open(tmp_path):
+    params = _PARAMS.format(imports="from mylib.args import BaseArguments", base="BaseArguments")
+    write_tree(tmp_path, {"run.sh": _LAUNCH, "train.py": _TRAIN, "params.py": params})
+    assert _run(tmp_path, "run.sh").facts.accepted_flags is None  # its fields are unknown: no flag is unknown
+
+
+def test_no_flag_of_an_aliased_hf_base_is_reported_unknown(cli, tmp_path):
+    params = _PARAMS.format(imports="from transformers import TrainingArguments as HFTrainingArguments",
+                            base="HFTrainingArguments")
+    write_tree(tmp_path, {"run.sh": _LAUNCH.replace("--model_id m", "--model_id m --no_such_flag 1"),
+                          "train.py": _TRAIN, "params.py": params})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    unknown = [f["message"] for f in document["findings"] if f["code"] == "TL305"]
+    assert len(unknown) == 1 and "--no_such_flag" in unknown[0]
