@@ -77,3 +77,18 @@ def test_no_flag_of_an_aliased_hf_base_is_reported_unknown(cli, tmp_path):
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
     unknown = [f["message"] for f in document["findings"] if f["code"] == "TL305"]
     assert len(unknown) == 1 and "--no_such_flag" in unknown[0]
+
+
+# ------------------------------------------------------------- the removal of --evaluation_strategy
+def test_evaluation_strategy_is_accepted_up_to_transformers_4_50_and_refused_from_4_51(cli, tmp_path):
+    params = _PARAMS.format(imports="import transformers", base="transformers.TrainingArguments")
+    write_tree(tmp_path, {"run.sh": _LAUNCH.replace("--model_id m", "--model_id m --evaluation_strategy no"),
+                          "train.py": _TRAIN, "params.py": params})
+    found = {}
+    for pin in ("4.46.0", "4.50.3", "4.51.0"):
+        (tmp_path / "requirements.txt").write_text(f"transformers=={pin}\n")
+        _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+        found[pin] = [f["message"] for f in document["findings"] if f["code"] == "TL305"]
+    assert found["4.46.0"] == [] and found["4.50.3"] == []
+    assert len(found["4.51.0"]) == 1 and "removed from TrainingArguments in transformers 4.51" in found["4.51.0"][0]
+
