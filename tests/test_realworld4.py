@@ -92,3 +92,21 @@ def test_evaluation_strategy_is_accepted_up_to_transformers_4_50_and_refused_fro
     assert found["4.46.0"] == [] and found["4.50.3"] == []
     assert len(found["4.51.0"]) == 1 and "removed from TrainingArguments in transformers 4.51" in found["4.51.0"][0]
 
+
+# ------------------------------------------------------------- jobs torch_xla runs on TPUs
+def test_a_launcher_that_exports_pjrt_device_tpu_is_out_of_the_memory_models_scope(cli, tmp_path):
+    params = _PARAMS.format(imports="import transformers", base="transformers.TrainingArguments").replace(
+        "model_id", "model_name_or_path")
+    launch = ("export PJRT_DEVICE=TPU &&\n"
+              "python train.py --model_name_or_path meta-llama/Llama-2-13b-hf --output_dir out "
+              "--per_device_train_batch_size 8 --fsdp full_shard --bf16 False\n")
+    write_tree(tmp_path, {"run.sh": launch, "train.py": _TRAIN, "params.py": params})
+    run = _run(tmp_path, "run.sh")
+    assert "TPUs" in run.settings["memory_out_of_scope"].value
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert [f["code"] for f in document["findings"] if f["severity"] == "error"] == []
+    # The same job on GPUs is judged.
+    write_tree(tmp_path, {"run.sh": launch.replace("export PJRT_DEVICE=TPU &&\n", "")})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert any(f["code"] == "TL108" for f in document["findings"])
+
