@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import write_tree
+from trainlint.core import Unknown
 from trainlint.resolution import scan
 from trainlint.resolution.workspace import Workspace
 
@@ -109,4 +110,44 @@ def test_a_launcher_that_exports_pjrt_device_tpu_is_out_of_the_memory_models_sco
     write_tree(tmp_path, {"run.sh": launch.replace("export PJRT_DEVICE=TPU &&\n", "")})
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
     assert any(f["code"] == "TL108" for f in document["findings"])
+
+
+# ------------------------------------------------------------- a preference trainer under a switch
+_TWO_TRAINERS = """import transformers
+from transformers import HfArgumentParser, Trainer
+from trl import DPOTrainer
+from params import ModelArguments, TrainingArguments
+
+
+def train():
+    parser = HfArgumentParser((ModelArguments, TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    if training_args.preference:
+        trainer = DPOTrainer(model=model, args=training_args, train_dataset=None)
+    else:
+        trainer = Trainer(model=model, args=training_args, train_dataset=None)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+def test_a_preference_trainer_the_script_may_not_build_does_not_double_the_batch(tmp_path):
+    params = _PARAMS.format(imports="import transformers", base="transformers.TrainingArguments").replace(
+        "model_id", "model_name_or_path").replace("    cache_dir:", "    preference: bool = False\n    cache_dir:")
+    launch = ("torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-2-7b-hf --output_dir out "
+              "--per_device_train_batch_size 4 --bf16 True\n")
+    write_tree(tmp_path, {"run.sh": launch, "train.py": _TWO_TRAINERS, "params.py": params})
+    run = _run(tmp_path, "run.sh")
+    for knob in ("sequences_per_sample", "reference_model"):
+        value = run.settings[knob].value
+        assert isinstance(value, Unknown) and "DPOTrainer or Trainer" in str(value)
+    # A script that builds only the preference trainer pairs every sample.
+    only_dpo = _TWO_TRAINERS.replace("    if training_args.preference:\n", "    if True:\n").replace(
+        "        trainer = Trainer(model=model, args=training_args, train_dataset=None)\n", "        pass\n")
+    write_tree(tmp_path, {"train.py": only_dpo})
+    assert _run(tmp_path, "run.sh").settings["sequences_per_sample"].value == 2
 
