@@ -151,3 +151,36 @@ def test_a_preference_trainer_the_script_may_not_build_does_not_double_the_batch
     write_tree(tmp_path, {"train.py": only_dpo})
     assert _run(tmp_path, "run.sh").settings["sequences_per_sample"].value == 2
 
+
+# ------------------------------------------------------------- porting a device list to more GPUs
+_DEVICES_LAUNCH = ("deepspeed --include localhost:{devices} train.py --model_id m --output_dir out "
+                   "--per_device_train_batch_size {batch} --gradient_accumulation_steps {accum}\n")
+
+
+def _ported(cli, tmp_path, devices: str, batch: int, accum: int) -> str:
+    params = _PARAMS.format(imports="import transformers", base="transformers.TrainingArguments")
+    write_tree(tmp_path, {"run.sh": _DEVICES_LAUNCH.format(devices=devices, batch=batch, accum=accum),
+                          "train.py": _TRAIN, "params.py": params})
+    cli.run(tmp_path, "fix", "--isolated", "--gpu", "a100-80gb", "--num-gpus", "8", "--select", "TL112")
+    return (tmp_path / "run.sh").read_text()
+
+
+def test_a_list_of_the_first_gpus_grows_and_accumulation_keeps_the_global_batch(cli, tmp_path):
+    ported = _ported(cli, tmp_path, "0,1,2,3", 4, 8)  # 4 x 8 x 4 = 128
+    assert "localhost:0,1,2,3,4,5,6,7 " in ported and "--gradient_accumulation_steps 4\n" in ported
+
+
+def test_when_accumulation_cannot_absorb_the_factor_the_micro_batch_shrinks(cli, tmp_path):
+    ported = _ported(cli, tmp_path, "0,1", 64, 2)  # 64 x 2 x 2 = 256 = 16 x 2 x 8
+    assert "localhost:0,1,2,3,4,5,6,7 " in ported
+    assert "--per_device_train_batch_size 16 " in ported and "--gradient_accumulation_steps 2\n" in ported
+
+
+def test_a_list_that_does_not_start_at_the_first_gpu_is_left_to_a_person(cli, tmp_path):
+    original = _DEVICES_LAUNCH.format(devices="4,5,6,7", batch=4, accum=8)
+    assert _ported(cli, tmp_path, "4,5,6,7", 4, 8) == original  # never a lower accumulation without more GPUs
+
+
+def test_no_fix_when_the_global_batch_cannot_be_kept_exactly(cli, tmp_path):
+    original = _DEVICES_LAUNCH.format(devices="0-2", batch=5, accum=1)  # 5 x 1 x 3 = 15 on 8 GPUs: no way
+    assert _ported(cli, tmp_path, "0-2", 5, 1) == original
