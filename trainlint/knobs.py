@@ -550,7 +550,7 @@ HF_BOOL_FIELDS = frozenset(
 
 
 # Fields of HF `TrainingArguments` (recent releases), for telling which flags a parser accepts.
-# `evaluation_strategy` was removed in transformers 4.46 in favour of `eval_strategy`.
+# `evaluation_strategy` was removed in transformers 4.51 in favour of `eval_strategy` (4.50 still accepts it).
 HF_TRAINING_ARGUMENTS_FIELDS = frozenset(
     {
         "output_dir",
@@ -688,6 +688,6 @@ HF_TRAINING_ARGUMENTS_FIELDS = frozenset(
 # HF TrainingArguments fields whose existence depends on the transformers version:
 # name -> (first version that has it, first version that no longer has it).
 HF_VERSIONED_FIELDS = {
-    "evaluation_strategy": (None, "4.46"),
+    "evaluation_strategy": (None, "4.51"),
     "eval_strategy": ("4.41", None),
 }

@@ -41,9 +41,11 @@ class LauncherGpuCountMismatch(Rule):
     The fix is the job's port plan (`trainlint estimate --num-gpus N` shows it): the count is
     rewritten where it is stated (the variable, not the flag that reads it) and gradient
     accumulation scaled so that the global batch is kept, with whatever else the target GPU needs
-    to fit. Safe. When no accumulation can keep the global batch (it is unknown, or the scaled value is
-    not a whole number), the count change alone alters the training math: unsafe. A per-node count of a
-    multi-node launch is left to a human.
+    to fit. Safe. When accumulation cannot absorb the factor, a move to more GPUs shrinks the
+    micro-batch instead; when neither keeps the global batch exactly (or the accumulation is unknown),
+    the count change alone alters the training math: an unsafe fix. A device list grows only when it
+    names the first GPUs in order (`0,1,2,3` -> `0,...,7`). A per-node count of a multi-node launch is
+    left to a human.
     """
 
     code = "TL112"
@@ -93,21 +95,28 @@ class LauncherGpuCountMismatch(Rule):
         message = (f"the launcher states {stated.count} GPUs, the machine has {ctx.num_gpus} (--num-gpus): "
                    f"{consequence}; changing the count alone changes the global batch "
                    f"(`trainlint estimate --num-gpus {ctx.num_gpus}` shows the port plan)")
-        changes = [KnobChange(K.WORLD_SIZE, stated.count, ctx.num_gpus)]
-        accumulation = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
-        if accumulation is not None and (accumulation * stated.count) % ctx.num_gpus == 0:
-            changes.append(KnobChange(K.GRADIENT_ACCUMULATION_STEPS, accumulation,
-                                      accumulation * stated.count // ctx.num_gpus))
-            fix = Fix(Applicability.SAFE, f"set the GPU count to {ctx.num_gpus} and scale gradient accumulation to "
-                                          f"keep the global batch", tuple(changes))
-        else:
-            # No accumulation keeps the global batch (it is unknown, or the scaled one is not whole): the count
-            # change alone alters what each optimizer step sees.
-            why = "the accumulation is unknown" if accumulation is None else \
-                f"accumulation {accumulation} × {stated.count} GPUs does not divide by {ctx.num_gpus}"
-            fix = Fix(Applicability.UNSAFE, f"set the GPU count to {ctx.num_gpus}; the global batch changes "
-                                            f"({why})", tuple(changes))
-        yield self.finding(run, message, severity=severity, at=stated.source, fix=fix)
+        yield self.finding(run, message, severity=severity, at=stated.source,
+                           fix=_keeping_the_global_batch(run, stated.count, ctx.num_gpus))
+
+
+def _keeping_the_global_batch(run: TrainingRun, stated: int, gpus: int) -> Fix:
+    """The GPU count set to `gpus` with per-device × accumulation × GPUs unchanged: gradient accumulation scaled,
+    or, on more GPUs, the micro-batch shrunk when accumulation cannot absorb the factor. When neither keeps the
+    global batch exactly (or a factor is not known), the count alone, which changes the global batch: unsafe."""
+    world = KnobChange(K.WORLD_SIZE, stated, gpus)
+    accumulation = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
+    if accumulation is not None and (accumulation * stated) % gpus == 0:
+        return Fix(Applicability.SAFE, f"set the GPU count to {gpus} and scale gradient accumulation to keep the "
+                                       f"global batch",
+                   (world, KnobChange(K.GRADIENT_ACCUMULATION_STEPS, accumulation, accumulation * stated // gpus)))
+    batch = known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE)
+    if accumulation is not None and batch is not None and stated < gpus and (batch * stated) % gpus == 0:
+        return Fix(Applicability.SAFE, f"set the GPU count to {gpus} and shrink the micro-batch to keep the global "
+                                       f"batch", (world, KnobChange(K.PER_DEVICE_TRAIN_BATCH_SIZE, batch,
+                                                                    batch * stated // gpus)))
+    why = "the accumulation is unknown" if accumulation is None else \
+        f"no accumulation or micro-batch keeps {stated} GPUs' global batch on {gpus}"
+    return Fix(Applicability.UNSAFE, f"set the GPU count to {gpus}; the global batch changes ({why})", (world,))
 
 
 # Launchers that start every process on the one machine they run on.

@@ -28,7 +28,7 @@ class UnknownTrainingArgument(Rule):
     ## What it does
     Reports a flag the entry script's argument parser does not define: a misspelling, an argument
     that was removed from the script, or an HF `TrainingArguments` field that the transformers version
-    the repository pins no longer has (`--evaluation_strategy` is gone since 4.46; `--eval_strategy`
+    the repository pins no longer has (`--evaluation_strategy` is gone since 4.51; `--eval_strategy`
     appeared in 4.41).
 
     ## Why is this bad

@@ -247,6 +247,10 @@ class Planner:
         if target is None:
             raise Refused(f"the GPU count at {stated.source.origin} is shared with other jobs; change it by hand")
         value: Value = first_devices(str(target.value), new) if stated.devices else new
+        if value is None or same_value(value, target.value):
+            # A device list can grow only when it names the first GPUs in order: which others to add is not told.
+            raise Refused(f"the device list `{target.value}` at {target.origin} cannot name {new} GPUs without "
+                          f"choosing which; change it by hand")
         return self._rewrite(target, value)
 
     def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
@@ -382,20 +386,25 @@ def _merged_insertions(edits: List[Edit]) -> List[Edit]:
     return out
 
 
-def first_devices(spec: str, count: int) -> str:
+def first_devices(spec: str, count: int) -> Optional[str]:
     """`localhost:0-7` -> `localhost:0-3`, `0,1,2,3,4,5,6,7` -> `0,1,2,3`: the first `count` devices, in
-    the form the list was written."""
+    the form the list was written. A list grows (`0,1,2,3` -> `0,1,...,7`) only when it names devices 0 to
+    n-1 in order, the GPUs any machine with `count` of them has; otherwise None: which to add is not told."""
     host, colon, slots = spec.rpartition(":")
     prefix = host + colon
     items = slots.split(",")
-    if len(items) == 1 and "-" in slots:
-        low = int(slots.partition("-")[0])
-        return f"{prefix}{low}-{low + count - 1}" if count > 1 else f"{prefix}{low}"
-    devices: List[str] = []
+    devices: List[int] = []
     for item in items:
         low, dash, high = item.partition("-")
-        devices.extend(str(n) for n in (range(int(low), int(high) + 1) if dash else [int(low)]))
-    return prefix + ",".join(devices[:count])
+        devices.extend(range(int(low), int(high) + 1) if dash else [int(low)])
+    if count > len(devices):
+        if devices != list(range(len(devices))):
+            return None
+        devices = list(range(count))
+    if len(items) == 1 and "-" in slots:
+        low = devices[0]
+        return f"{prefix}{low}-{low + count - 1}" if count > 1 else f"{prefix}{low}"
+    return prefix + ",".join(str(n) for n in devices[:count])
 
 
 def port_fix(run: TrainingRun, plan: Plan) -> Fix:

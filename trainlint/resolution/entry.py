@@ -27,6 +27,8 @@ _HF_ARGUMENT_BASES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfi
 # The argument classes whose every field trainlint knows (HF_TRAINING_ARGUMENTS_FIELDS); the others
 # (TRL configs, Seq2SeqTrainingArguments) add fields of their own (`--beta`, `--loss_type`).
 _FULLY_KNOWN_BASES = ("TrainingArguments",)
+# Bases that add no dataclass field.
+_FIELDLESS_BASES = ("object", "ABC", "Generic")
 
 
 def _last(dotted: str) -> str:
@@ -228,10 +230,16 @@ def _merge(facts: EntryFacts) -> None:
             facts.inherits_hf = facts.inherits_hf or name in _HF_ARGUMENT_BASES
             facts.unresolved_parser_class = facts.unresolved_parser_class or name not in _FULLY_KNOWN_BASES
             continue
-        hf_bases = [_last(base) for base in _ancestors(info, classes) if _last(base) in _HF_ARGUMENT_BASES]
+        ancestors = [_last(base) for base in _ancestors(info, classes)]
+        hf_bases = [base for base in ancestors if base in _HF_ARGUMENT_BASES]
         derives_hf = bool(hf_bases)
         facts.inherits_hf = facts.inherits_hf or derives_hf
         if any(base not in _FULLY_KNOWN_BASES for base in hf_bases):
+            facts.unresolved_parser_class = True
+        # A base that is neither a dataclass of the scanned modules nor HF's own (one from a package outside
+        # the repository, or a name trainlint cannot follow) may bring fields of its own.
+        if any(base not in classes and base not in _HF_ARGUMENT_BASES and base not in _FIELDLESS_BASES
+               for base in ancestors):
             facts.unresolved_parser_class = True
         for owner in [*(classes[b] for b in _local_bases(info, classes)), info]:
             for item in owner.fields:

@@ -303,9 +303,21 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
             # TRL wraps the model with the adapters `peft_config` describes; an explicit switch says when.
             candidates.add(K.LORA, Setting(Unknown(f"{name} is given a peft_config"), SourceKind.DERIVED,
                                            call.peft_config.origin, note="peft_config"))
+        # A script that builds another trainer too (an SFT trainer, with the preference one under a switch) runs
+        # one of them: which, the code decides, so neither the pairs nor the reference copy are certain.
+        others = sorted({_last(other.callee) for other in facts.trainer_calls if not _last(other.callee).endswith(
+            _PAIRED_TRAINERS + _REFERENCE_TRAINERS)})
+        chosen = f"the script builds {name} or {', '.join(others)}; which one trains is decided in code" \
+            if others else None
         if name.endswith(_PAIRED_TRAINERS):
-            candidates.add(PAIRED_SEQUENCES, Setting(2, SourceKind.DERIVED, call.origin, name, note=note))
+            candidates.add(PAIRED_SEQUENCES, Setting(Unknown(chosen) if chosen else 2, SourceKind.DERIVED,
+                                                     call.origin, name, note=chosen or note))
         if name.endswith(_REFERENCE_TRAINERS) and _absent(call.ref_model) and _absent(call.peft_config) \
                 and no_precompute:
-            candidates.add(REFERENCE_MODEL, Setting(True, SourceKind.DERIVED, call.origin, name,
-                                                    note=f"{name}: a reference copy of the model"))
+            candidates.add(REFERENCE_MODEL, Setting(Unknown(chosen) if chosen else True, SourceKind.DERIVED,
+                                                    call.origin, name,
+                                                    note=chosen or f"{name}: a reference copy of the model"))
+
+
+def _last(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]

@@ -40,6 +40,7 @@ from trainlint.resolution.frameworks import (
 )
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
+from trainlint.resolution.frameworks.memory_features import add_out_of_scope
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
@@ -195,6 +196,15 @@ def _environment(build: JobBuild) -> None:
     alloc = build.launch.env.get("PYTORCH_CUDA_ALLOC_CONF")
     if alloc is not None:
         build.candidates.add(K.ALLOC_CONF, replace(alloc, kind=SourceKind.ENVIRONMENT))
+    # torch_xla's runtime runs the job on the device PJRT_DEVICE names: on TPUs (or the CPU) the job holds no
+    # GPU memory, and XLA's sharding and compiled graphs are not what the memory model describes.
+    device = build.launch.env.get("PJRT_DEVICE")
+    if device is not None and isinstance(device.value, str) and device.value.upper() in _NON_GPU_XLA_DEVICES:
+        add_out_of_scope(build.candidates, device, f"PJRT_DEVICE={device.value}: torch_xla runs the job on "
+                                                   f"{_NON_GPU_XLA_DEVICES[device.value.upper()]}, not on GPUs")
+
+
+_NON_GPU_XLA_DEVICES = {"TPU": "TPUs", "CPU": "the CPU", "NEURON": "AWS Neuron devices"}
 
 
 # ---------------------------------------------------------------- recipes

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import libcst as cst
 
@@ -11,6 +11,7 @@ from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.readers.facts import DataclassInfo, FieldDefault
 from trainlint.readers.python.context import empty_origin
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, dotted_name, keyword_args, literal_value
+from trainlint.readers.python.imports import import_aliases
 from trainlint.readers.python.values import ValueReader
 
 HF_PARSERS = frozenset({"HfArgumentParser", "TrlParser"})
@@ -22,6 +23,7 @@ class ArgumentClassReader:
     def __init__(self, values: ValueReader):
         self.values = values
         self.ctx = values.ctx
+        self._aliases: Optional[Dict[str, str]] = None
 
     def dataclass(self, node: cst.ClassDef) -> Optional[DataclassInfo]:
         """The class when it is a dataclass, else None."""
@@ -29,10 +31,21 @@ class ArgumentClassReader:
             return None
         ctx = self.ctx
         class_name = node.name.value
-        bases = tuple(ctx.text(arg.value) for arg in node.bases if arg.keyword is None and not arg.star)
+        bases = tuple(self._base_name(arg.value) for arg in node.bases if arg.keyword is None and not arg.star)
         fields = [self.dataclass_field(class_name, statement) for statement in _class_annotations(node)]
         origin = ctx.origin(node.name) or empty_origin(ctx.source)
         return DataclassInfo(class_name, bases, tuple(f for f in fields if f is not None), origin)
+
+    def _base_name(self, base: CstExpr) -> str:
+        """A base class as written, with an import alias replaced by what it names: a dataclass deriving
+        from `HFTrainingArguments` (`from transformers import TrainingArguments as HFTrainingArguments`)
+        derives from `transformers.TrainingArguments`."""
+        written = self.ctx.text(base)
+        head, dot, rest = written.partition(".")
+        if self._aliases is None:
+            self._aliases = import_aliases(self.ctx.module)
+        target = self._aliases.get(head)
+        return written if target is None else target + dot + rest
 
     def dataclass_field(self, class_name: str, statement: cst.AnnAssign) -> Optional[FieldDefault]:
         if not isinstance(statement.target, cst.Name):

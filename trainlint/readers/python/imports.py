@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from trainlint.readers.facts import ImportInfo
 
@@ -89,6 +89,58 @@ def import_from_info(ctx: Context, node: cst.ImportFrom) -> Optional[ImportInfo]
     start, end = ctx.origin(first), ctx.origin(last)
     origin = ctx.source.origin(start.start_byte, end.end_byte) if start and end else empty_origin(ctx.source)
     return ImportInfo(dots + written, names, origin)
+
+
+def import_aliases(module: cst.Module) -> Dict[str, str]:
+    """The names a module binds with `as` at its top level (also under `try:` or `if`), each to what it
+    stands for: `from transformers import TrainingArguments as HFTrainingArguments` binds
+    `HFTrainingArguments` to `transformers.TrainingArguments`; `import transformers as tf`, `tf` to
+    `transformers`. Relative modules keep their dots (`.params.TrainingArguments`)."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.expressions import dotted_name
+
+    aliases: Dict[str, str] = {}
+    for small in _top_level_statements(module.body):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    written = dotted_name(alias.name)
+                    if written is not None:
+                        aliases[alias.asname.name.value] = written
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            written = dotted_name(small.module) if small.module is not None else ""
+            if written is None:
+                continue
+            prefix = "".join("." for _ in small.relative) + written
+            for alias in small.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    name = dotted_name(alias.name)
+                    if name is not None:
+                        aliases[alias.asname.name.value] = f"{prefix}.{name}" if written else f"{prefix}{name}"
+    return aliases
+
+
+def _top_level_statements(nodes: Iterable[cst.CSTNode]) -> Iterable[cst.BaseSmallStatement]:
+    """The simple statements a module runs at its top level, in the blocks of its `if` and `try`
+    statements too, but not in its functions or classes."""
+    import libcst as cst  # lazy, as in import_infos
+
+    for node in nodes:
+        if isinstance(node, cst.SimpleStatementLine):
+            yield from node.body
+        elif isinstance(node, cst.If):
+            yield from _top_level_statements(node.body.body)
+            if node.orelse is not None:
+                yield from _top_level_statements((node.orelse,) if isinstance(node.orelse, cst.If)
+                                                 else node.orelse.body.body)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            yield from _top_level_statements(node.body.body)
+            for handler in node.handlers:
+                yield from _top_level_statements(handler.body.body)
+            for block in (node.orelse, node.finalbody):
+                if block is not None:
+                    yield from _top_level_statements(block.body.body)
 
 
 def main_calls(ctx: Context) -> Tuple[str, ...]:
