@@ -6,13 +6,14 @@ from pathlib import Path
 
 from tests.conftest import write_tree
 from trainlint.checks._examples import TRAIN_PY
-from trainlint.core import Setting, SourceKind
+from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.graph import FileNode, file_node
 from trainlint.knobs import ARGS
 from trainlint.readers.source import display_path
 from trainlint.resolution import scan
 from trainlint.resolution.frameworks import (
     AXOLOTL,
+    HF_ARGUMENTS,
     LLAMAFACTORY,
     Derivation,
     DeriveContext,
@@ -73,10 +74,50 @@ def test_llamafactory_keeps_checkpointing_off_when_the_recipe_disables_it(tmp_pa
     assert run.settings["gradient_checkpointing"].note == "disable_gradient_checkpointing"
 
 
-def test_a_recipe_belongs_to_axolotl_only_when_it_names_axolotl_keys():
-    assert recipe_framework({"base_model": Setting("m", SourceKind.CONFIG_FILE)}) is AXOLOTL
-    assert recipe_framework({"micro_batch_size": Setting(2, SourceKind.CONFIG_FILE)}) is AXOLOTL
-    assert recipe_framework({"model_name_or_path": Setting("m", SourceKind.CONFIG_FILE)}) is LLAMAFACTORY
+def test_a_recipe_belongs_to_the_framework_whose_own_keys_it_names():
+    written = lambda *keys: {key: Setting("x", SourceKind.CONFIG_FILE) for key in keys}  # noqa: E731
+    assert recipe_framework(written("base_model")) is AXOLOTL
+    assert recipe_framework(written("micro_batch_size")) is AXOLOTL
+    assert recipe_framework(written("model_name_or_path", "stage", "finetuning_type")) is LLAMAFACTORY
+    assert recipe_framework(written("model_name_or_path", "cutoff_len")) is LLAMAFACTORY
+    # TrainingArguments' and TRL's own keys only: a file of HF arguments, no framework's defaults.
+    assert recipe_framework(written("model_name_or_path", "per_device_train_batch_size", "use_peft")) is HF_ARGUMENTS
+
+
+# alignment-handbook style: TRL's ModelConfig and SFTConfig keys, read by `scripts/sft.py` through TrlParser and
+# started by `accelerate launch --config_file zero3.yaml` (not in view).
+FULL_SFT_ARGUMENTS = """model_name_or_path: mistralai/Mistral-7B-v0.1
+torch_dtype: bfloat16
+attn_implementation: flash_attention_2
+dataset_mixer:
+  HuggingFaceH4/ultrachat_200k: 1.0
+gradient_accumulation_steps: 2
+gradient_checkpointing: true
+learning_rate: 2.0e-05
+max_seq_length: 2048
+num_train_epochs: 1
+output_dir: data/zephyr-7b-sft-full
+per_device_train_batch_size: 16
+"""
+
+
+def test_a_file_of_hf_arguments_by_itself_is_a_full_fine_tune_with_its_sharding_and_defaults_unknown(tmp_path):
+    write_tree(tmp_path, {"config_full.yaml": FULL_SFT_ARGUMENTS})
+    [run] = _scan(tmp_path, "config_full.yaml").runs
+    assert run.launcher == "arguments-file"
+    assert run.value("lora") is not True and "finetuning_type" not in run.settings
+    assert isinstance(run.settings["zero_stage"].value, Unknown)
+    assert isinstance(run.settings["bf16"].value, Unknown)  # `accelerate launch --mixed_precision` may set it
+    assert run.settings["per_device_train_batch_size"].value == 16
+
+
+def test_a_file_of_hf_arguments_given_to_a_script_gets_no_llamafactory_defaults(tmp_path):
+    write_tree(tmp_path, {"config_full.yaml": FULL_SFT_ARGUMENTS,
+                          "train.py": TRAIN_PY.replace("{eval_dataset}", "None"),
+                          "run.sh": "accelerate launch train.py config_full.yaml\n"})
+    [run] = _scan(tmp_path, "run.sh").runs
+    assert run.value("lora") is not True and "finetuning_type" not in run.settings
+    assert run.settings["per_device_train_batch_size"].value == 16
 
 
 def test_a_framework_runs_only_the_derivations_of_the_stage_asked_for():

@@ -183,6 +183,9 @@ class Launcher(str, Enum):
     LLAMAFACTORY_CLI = "llamafactory-cli"
     AXOLOTL = "axolotl"
     PYTHON = "python"
+    # A YAML/JSON file of HF arguments checked by itself (HfArgumentParser.parse_yaml_file, TRL's `--config`):
+    # the command that starts it is not in view.
+    ARGUMENTS_FILE = "arguments-file"
 
     def __str__(self) -> str:  # f-strings print the name as written (Python 3.11 would print Launcher.X)
         return self.value

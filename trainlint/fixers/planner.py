@@ -41,7 +41,7 @@ _NOT_WRITABLE = {K.WORLD_SIZE, K.NUM_NODES}
 _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.DERIVED}
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
                    SourceKind.ARGPARSE_DEFAULT, SourceKind.ENVIRONMENT, SourceKind.SBATCH}
-_RECIPE_LAUNCHERS = ("llamafactory-cli", "axolotl")
+_RECIPE_LAUNCHERS = ("llamafactory-cli", "axolotl", "arguments-file")
 
 
 @dataclass(frozen=True)

@@ -255,9 +255,10 @@ def _recipe_run(build: JobBuild, recipe: Optional[Path], flags: Flags, positiona
 
 
 def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tuple[str, Setting]] = (),
-               owner: Optional[Framework] = None) -> None:
-    """A LLaMA-Factory or axolotl recipe (None: arguments alone) and the arguments that override it;
-    `owner`: the framework that reads it, when the command says which."""
+               owner: Optional[Framework] = None, alone: bool = False) -> None:
+    """A LLaMA-Factory or axolotl recipe, or a file of HF arguments (None: arguments alone), and the arguments
+    that override it; `owner`: the framework that reads it, when the command says which; `alone`: the file
+    is checked by itself, with no command in view."""
     written: Dict[str, Setting] = {}
     if recipe is None:
         owner = owner or frameworks.LLAMAFACTORY
@@ -274,11 +275,31 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
         name = knob_for(key, owner.namespace)
         if name is not None:
             build.candidates.add(name, setting)
-    deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs)
+    out_of_view = _out_of_view(owner) if alone else None
+    # A file naming FSDP shards by itself; one naming a DeepSpeed config has it read (the reason then goes unused).
+    fsdp_named = any(key.split(".", 1)[0] == "fsdp" for key in written)
+    deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs,
+                                  sharded_elsewhere=None if fsdp_named else out_of_view)
     if K.WORLD_SIZE not in build.candidates.by_knob:
         build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
-    HF_TRAINER.defaults(written, build.candidates)
+    if out_of_view is not None:
+        # Whose parser reads the file (TrainingArguments, TRL's configs, a script's own dataclass) and what the
+        # command adds (`accelerate launch --mixed_precision bf16`) are not in view: no defaults are assumed.
+        unread_entry_defaults(out_of_view, build.candidates)
+    else:
+        HF_TRAINER.defaults(written, build.candidates)
     owner.defaults(written, build.candidates)
+
+
+def _out_of_view(owner: Framework) -> Optional[str]:
+    """Why a file of HF arguments checked by itself (alignment-handbook's, TRL's, open-instruct's) leaves its
+    sharding and unwritten settings unknown: the script that parses it and the command that starts it
+    (`accelerate launch --config_file zero3.yaml --mixed_precision bf16 script.py recipe.yaml`) are not in
+    view. None for LLaMA-Factory and axolotl recipes, whose framework is known by their keys."""
+    if owner is not frameworks.HF_ARGUMENTS:
+        return None
+    return "the file of arguments is checked by itself: the script that reads it and the command that starts it " \
+           "are not in view"
 
 
 def recipe_run(recipe: Path, workspace: Workspace) -> TrainingRun:
@@ -287,7 +308,7 @@ def recipe_run(recipe: Path, workspace: Workspace) -> TrainingRun:
     whole = Origin(config.path, 1, 1, 1, 1, 0, 0)
     launch = Launch(recipe_framework(config.values).launcher, whole, (), None, False, ())
     build = JobBuild(launch, recipe, workspace)
-    add_recipe(build, recipe)
+    add_recipe(build, recipe, alone=True)
     return _finish(build, config.path, run_id=config.path)
 
 

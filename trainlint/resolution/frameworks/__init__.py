@@ -9,8 +9,9 @@ from trainlint.resolution.frameworks.accelerate import ACCELERATE
 from trainlint.resolution.frameworks.axolotl import AXOLOTL, writes_recipe
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.deepspeed import DEEPSPEED
-from trainlint.resolution.frameworks.hf_trainer import HF_TRAINER
+from trainlint.resolution.frameworks.hf_trainer import HF_ARGUMENTS, HF_TRAINER
 from trainlint.resolution.frameworks.llamafactory import LLAMAFACTORY
+from trainlint.resolution.frameworks.llamafactory import writes_recipe as writes_llamafactory_recipe
 from trainlint.resolution.frameworks.openrlhf import OPENRLHF
 from trainlint.resolution.precedence import Candidates
 
@@ -18,8 +19,8 @@ from trainlint.resolution.precedence import Candidates
 # pure_bf16 (the later wins the tie on bf16), LLaMA-Factory's finetuning_type before axolotl's adapter.
 FRAMEWORKS = (HF_TRAINER, ACCELERATE, DEEPSPEED, LLAMAFACTORY, AXOLOTL, OPENRLHF)
 
-__all__ = ["ACCELERATE", "AXOLOTL", "DEEPSPEED", "FRAMEWORKS", "HF_TRAINER", "LLAMAFACTORY", "OPENRLHF", "Derivation",
-           "DeriveContext", "Framework", "Stage", "derive", "recipe_framework"]
+__all__ = ["ACCELERATE", "AXOLOTL", "DEEPSPEED", "FRAMEWORKS", "HF_ARGUMENTS", "HF_TRAINER", "LLAMAFACTORY", "OPENRLHF",
+           "Derivation", "DeriveContext", "Framework", "Stage", "derive", "recipe_framework"]
 
 
 def derive(candidates: Candidates, context: DeriveContext) -> None:
@@ -30,5 +31,9 @@ def derive(candidates: Candidates, context: DeriveContext) -> None:
 
 
 def recipe_framework(values: Mapping[str, Setting]) -> Framework:
-    """Whose recipe a YAML file is: axolotl's when it names keys only axolotl reads, else LLaMA-Factory's."""
-    return AXOLOTL if writes_recipe(values) else LLAMAFACTORY
+    """Whose recipe a YAML file is: axolotl's when it names keys only axolotl reads, LLaMA-Factory's when it
+    names keys only LLaMA-Factory reads, else a file of plain HF arguments (alignment-handbook's and TRL's
+    recipes): LLaMA-Factory's defaults (LoRA, checkpointing on) would misread a full fine-tune there."""
+    if writes_recipe(values):
+        return AXOLOTL
+    return LLAMAFACTORY if writes_llamafactory_recipe(values) else HF_ARGUMENTS

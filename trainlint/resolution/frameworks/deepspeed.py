@@ -33,11 +33,13 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
 
 
 def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
-                        dirs: Sequence[Path], unread_entry: Optional[str] = None) -> None:
+                        dirs: Sequence[Path], unread_entry: Optional[str] = None,
+                        sharded_elsewhere: Optional[str] = None) -> None:
     """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
     named, unless an accelerate config (read later) may bring one. `unread_entry`: why the entry script was
     not read; then no config named says nothing (the script may shard the model itself, FSDP or DeepSpeed
-    configured in code), and the stage is unknown."""
+    configured in code), and the stage is unknown. `sharded_elsewhere`: why something out of view chooses
+    the sharding (a file of arguments checked by itself); the stage is then unknown too."""
     candidates = inputs.candidates
     winner = candidates.winner(K.DEEPSPEED)
     if winner is None or winner.value is None or winner.value == "":
@@ -47,6 +49,8 @@ def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: 
         if unread_entry is not None:
             candidates.add(K.ZERO_STAGE, Setting(Unknown(f"{unread_entry}; it may shard the model itself"),
                                                  SourceKind.DERIVED, None, via=via))
+        elif sharded_elsewhere is not None:
+            candidates.add(K.ZERO_STAGE, Setting(Unknown(sharded_elsewhere), SourceKind.DERIVED, None, via=via))
         else:
             candidates.add(K.ZERO_STAGE, Setting(0, SourceKind.DERIVED, None, note="no DeepSpeed config",
                                                  via=via, engine=ShardingEngine.NONE))

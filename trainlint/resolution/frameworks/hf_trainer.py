@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.precedence import Candidates
@@ -60,3 +60,7 @@ HF_TRAINER = Framework(
     defaults=_defaults,
     derivations=(Derivation(Stage.QUANTISATION, _derive_bits), Derivation(Stage.ATTENTION, _derive_attention)),
 )
+
+# A file of HF arguments read by the entry script's HfArgumentParser (`parse_yaml_file`, TRL's `--config`):
+# TrainingArguments' defaults and the script's own, no framework's.
+HF_ARGUMENTS = Framework(name="hf_arguments", namespace=ARGS, launcher=Launcher.ARGUMENTS_FILE)

@@ -30,6 +30,21 @@ from trainlint.resolution.precedence import Candidates
 _FUSED_LOSS_STAGES = ("sft", "pt")
 
 
+# Keys only LLaMA-Factory's argument classes define (hparams/*.py): none of them is a field of HF's
+# TrainingArguments or of TRL's configs, so a recipe naming one is LLaMA-Factory's.
+_OWN_KEYS = frozenset({
+    "stage", "finetuning_type", "template", "cutoff_len", "dataset_dir", "lora_target", "quantization_bit",
+    "flash_attn", "use_unsloth", "use_unsloth_gc", "additional_target", "pref_beta", "pref_loss", "plot_loss",
+    "freeze_trainable_layers", "freeze_trainable_modules", "neat_packing", "val_size", "max_samples",
+    "mix_strategy", "image_max_pixels", "video_max_pixels", "pure_bf16", "disable_gradient_checkpointing",
+})
+
+
+def writes_recipe(values: Mapping[str, Setting]) -> bool:
+    """A LLaMA-Factory recipe rather than a file of plain HF arguments: it names keys only LLaMA-Factory reads."""
+    return any(key.split(".", 1)[0] in _OWN_KEYS for key in values)
+
+
 def _unsloth(written: Mapping[str, Setting], candidates: Candidates, model_computes_loss: bool) -> None:
     """`use_unsloth` loads the model through unsloth with `use_gradient_checkpointing="unsloth"`
     (src/llamafactory/model/model_utils/unsloth.py): unsloth's checkpointing copies each checkpointed layer
