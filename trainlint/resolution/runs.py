@@ -24,6 +24,7 @@ from trainlint.core import (
 )
 from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
 from trainlint.readers.facts import Launch
+from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path
 from trainlint.resolution import axolotl_cli, frameworks
 from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
@@ -176,7 +177,7 @@ def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False)
     `visible_decides`, accelerate told nothing starts one process per visible GPU)."""
     launch = build.launch
     sbatch = build.workspace.shell(build.script_path).sbatch if file_kind(build.script_path) == FileKind.SHELL else {}
-    size = world_size(launch, sbatch)
+    size = world_size(launch, sbatch, _hostfile(build, dirs))
     if launch.launcher == Launcher.ACCELERATE:
         accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs)
         if size is None and K.WORLD_SIZE not in build.candidates.by_knob and visible_decides:
@@ -190,6 +191,18 @@ def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False)
         nodes = option_value(launch.launcher_args, name)
         if nodes is not None:
             build.candidates.add(K.NUM_NODES, replace(nodes, kind=SourceKind.LAUNCHER_FLAG))
+
+
+def _hostfile(build: JobBuild, dirs: Sequence[Path]) -> Optional[HostFile]:
+    """The hostfile `deepspeed --hostfile FILE` names, when it is in the tree (DeepSpeed reads it from the
+    directory the launch runs in)."""
+    if build.launch.launcher != Launcher.DEEPSPEED:
+        return None
+    named = option_value(build.launch.launcher_args, "hostfile")
+    if named is None or not isinstance(named.value, str):
+        return None
+    path = build.workspace.find(named.value, dirs)
+    return build.workspace.hostfile(path) if path is not None else None
 
 
 def _environment(build: JobBuild) -> None:

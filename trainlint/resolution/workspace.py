@@ -18,6 +18,7 @@ from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, VersionCeiling, file_kind
 from trainlint.inputs import note_folder, note_path, repo_root, tree_roots, within
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
+from trainlint.readers.hostfile import HostFile, read_hostfile
 from trainlint.readers.requirements import read_ceiling, read_pin
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
 from trainlint.readers.yaml_screen import may_hold_key
@@ -105,6 +106,7 @@ class Workspace:
         # Whether each YAML file's text leaves room for given keys (or a bound), by (path, keys).
         self._screened: Dict[Tuple[Path, Tuple[str, ...]], bool] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
+        self._hostfiles: Dict[Path, Optional[HostFile]] = {}
         self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
         self._ceilings: Dict[Tuple[Path, str], Optional[VersionCeiling]] = {}
         self._ceilings_above: Dict[Tuple[Path, str], Optional[VersionCeiling]] = {}
@@ -340,6 +342,15 @@ class Workspace:
             above = None if marked or folder.parent == folder else self.repo_root(folder.parent)
             self._repo_roots[folder] = folder if marked else above
         return self._repo_roots[folder]
+
+    def hostfile(self, path: Path) -> Optional[HostFile]:
+        """The DeepSpeed hostfile at `path`, or None when it is not in the tree (or not a regular file)."""
+        key = self.resolved(path)
+        if key not in self._hostfiles:
+            note_path(path)
+            readable = path.is_file() and self.inside(path) and not_regular(path, str(path)) is None
+            self._hostfiles[key] = read_hostfile(path) if readable else None
+        return self._hostfiles[key]
 
     def pin_in(self, path: Path, package: str) -> Optional[Setting]:
         key = (self.resolved(path), package)

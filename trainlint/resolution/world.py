@@ -7,6 +7,7 @@ from typing import Dict, Mapping, Optional, Sequence
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import K, coerce
 from trainlint.readers.facts import Launch
+from trainlint.readers.hostfile import HostFile
 from trainlint.resolution.flags import option_value
 
 
@@ -62,7 +63,7 @@ def _multiply(per_node: Setting, nodes: Optional[Setting], label: str) -> Settin
     return _derived(per * count, f"{label} × nodes", per_node, nodes)
 
 
-def _deepspeed(args: Sequence[Setting], env: Mapping[str, Setting]) -> Setting:
+def _deepspeed(args: Sequence[Setting], env: Mapping[str, Setting], hostfile: Optional[HostFile]) -> Setting:
     include = option_value(args, "include")
     nodes = option_value(args, "num_nodes")
     if include is not None:
@@ -76,16 +77,44 @@ def _deepspeed(args: Sequence[Setting], env: Mapping[str, Setting]) -> Setting:
                 return _derived(sum(counts), "--include", include)
         return _unknown("`--include` names hosts or slots trainlint cannot count", include)
     gpus = option_value(args, "num_gpus", "num-gpus")
+    named = option_value(args, "hostfile")
+    if named is not None:
+        return _from_hostfile(named, hostfile, gpus, nodes, option_value(args, "exclude"))
     if gpus is not None:
         return _multiply(gpus, nodes, "--num_gpus")
-    hostfile = option_value(args, "hostfile")
-    if hostfile is not None:
-        return _unknown("the GPUs come from the hostfile", hostfile)
     visible = _visible_devices(env)
     if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
         return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
                          "CUDA_VISIBLE_DEVICES")
     return _unknown("`deepspeed` without --num_gpus or --include uses every visible GPU")
+
+
+def _from_hostfile(named: Setting, hostfile: Optional[HostFile], gpus: Optional[Setting], nodes: Optional[Setting],
+                   exclude: Optional[Setting]) -> Setting:
+    """deepspeed's runner over the machines of a hostfile: every slot of each host, the first `--num_nodes`
+    hosts only, and `--num_gpus` GPUs on each of them (deepspeed/launcher/runner.py)."""
+    if hostfile is None:
+        return _unknown("the GPUs come from the hostfile", named)
+    if hostfile.problem is not None:
+        return _unknown(f"the hostfile cannot be used ({hostfile.problem.message})", named)
+    if exclude is not None:
+        return _unknown("`--exclude` removes hosts or slots of the hostfile", named, exclude)
+    hosts = list(hostfile.hosts)
+    if nodes is not None:
+        count = _as_int(nodes)
+        if count is None:
+            return _unknown(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", nodes)
+        hosts = hosts[:count]
+    if not hosts:
+        return _unknown("the hostfile names no host", named)
+    machines = _derived(len(hosts), f"hosts in {hostfile.path}", named, nodes)
+    if gpus is not None:
+        per_host = _as_int(gpus)
+        if per_host is None:
+            return _unknown(f"--num_gpus is `{gpus.text or gpus.value}`, not a number trainlint can resolve", gpus)
+        return _derived(per_host * len(hosts), "--num_gpus × hosts of the hostfile", gpus, machines)
+    return _derived(sum(slots.value for _, slots in hosts), f"slots of the hosts in {hostfile.path}",
+                    hosts[0][1], machines)
 
 
 def _torchrun(args: Sequence[Setting], env: Mapping[str, Setting]) -> Setting:
@@ -189,15 +218,17 @@ def _llamafactory(env: Mapping[str, Setting]) -> Setting:
 _TORCH_LAUNCHERS = (Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN, Launcher.TORCH_DISTRIBUTED_LAUNCH)
 
 
-def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None) -> Optional[Setting]:
+def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None,
+               hostfile: Optional[HostFile] = None) -> Optional[Setting]:
     """The total process count, Unknown with a reason, or None when a config file decides (accelerate).
-    `sbatch` holds the `#SBATCH` options of the launching script (an `srun` inherits them)."""
+    `sbatch` holds the `#SBATCH` options of the launching script (an `srun` inherits them); `hostfile`, the
+    hostfile `deepspeed --hostfile` names, when it was read."""
     if launch.launcher == Launcher.PYTHON and launch.wrapper == "srun":
         return _srun(launch.wrapper_args, sbatch or {})
     if launch.launcher == Launcher.PYTHON and launch.wrapper in ("mpirun", "mpiexec"):
         return _mpirun(launch.wrapper_args)
     if launch.launcher == Launcher.DEEPSPEED:
-        return _deepspeed(launch.launcher_args, launch.env)
+        return _deepspeed(launch.launcher_args, launch.env, hostfile)
     if launch.launcher in _TORCH_LAUNCHERS:
         return _torchrun(launch.launcher_args, launch.env)
     if launch.launcher == Launcher.ACCELERATE:
