@@ -204,6 +204,7 @@ def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_num
 def _computed_accumulation_job(tmp_path: Path, accumulation: str) -> Path:
     folder = tmp_path / "job"
     shutil.copytree(PORTS / "computed_accumulation_2gpu", folder)
+    (folder / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
     launcher = folder / "finetune.sh"
     launcher.write_text(launcher.read_text().replace("$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))", accumulation))
     return folder
