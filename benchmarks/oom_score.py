@@ -30,9 +30,11 @@ must not be later than the row's `reported`; two eras of one recipe are two rows
 `lora_modules_to_save` (modules peft trains as full copies next to the adapters, comma-separated; `NAMES
 unless model contains WORD` when the recipe drops them for a model path holding WORD, e.g. chat checkpoints;
 the job passes them as `--lora_modules_to_save`, a field of its entry script's dataclass, or as LLaMA-Factory's
-`additional_target`), and `transformers_pin`, the exact `transformers==X` its repository pinned at that commit, which fills
+`additional_target`), `transformers_pin`, the exact `transformers==X` its repository pinned at that commit, which fills
 `transformers_version` only when the row leaves it empty (a `>=` floor or a git install is no pin and is
-not used).
+not used), and `vision_trained` (`true` when the recipe trains the vision encoder, fully or through adapters,
+so its activations are kept for the backward pass; the job passes `--tune_vision True` unless the row's
+`extra` says otherwise).
 
 Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2] [--keep FOLDER]`;
 `--keep` also writes each row's job under FOLDER/ID, to run `trainlint estimate` on it.
@@ -95,6 +97,7 @@ class TrainingArguments(transformers.TrainingArguments):
     lora_modules_to_save: Optional[str] = field(default=None)
     bits: int = field(default=16)
     max_slice_nums: Optional[int] = field(default=None)
+    tune_vision: Optional[bool] = field(default=None)
 
 
 def train():
@@ -189,6 +192,9 @@ def with_recipe(row: Dict[str, str], recipes: Recipes) -> Dict[str, str]:
         merged["lora_modules_to_save"] = modules_to_save(recipe, row["model"])
     if not merged["transformers_version"] and recipe.get("transformers_pin"):
         merged["transformers_version"] = recipe["transformers_pin"]
+    stated = {key for key, _ in extra_settings(row)}
+    if recipe.get("vision_trained") == "true" and "tune_vision" not in stated:
+        merged["extra"] = ";".join(item for item in (row.get("extra", ""), "tune_vision=True") if item)
     return merged
 
 

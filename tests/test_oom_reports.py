@@ -158,6 +158,16 @@ def test_the_recipes_transformers_pin_fills_only_an_unstated_version():
     assert oom_score.with_recipe(dict(row, transformers_version="4.36.0"), RECIPES)["transformers_version"] == "4.36.0"
 
 
+def test_a_recipe_that_trains_the_vision_encoder_says_so_in_the_job_unless_the_row_does(tmp_path):
+    row = next(r for r in ROWS if r["id"] == "minicpm-145-v2-full-zero2-8xa800-b8")
+    merged = oom_score.with_recipe(row, RECIPES)
+    assert ("tune_vision", "True") in oom_score.extra_settings(merged)
+    oom_score.write_job(merged, tmp_path)
+    assert "--tune_vision True" in (tmp_path / "finetune.sh").read_text()
+    frozen = oom_score.with_recipe(dict(row, extra="tune_vision=False"), RECIPES)
+    assert oom_score.extra_settings(frozen) == [("tune_vision", "False")]
+
+
 def test_a_row_without_a_recipe_stays_as_stated():
     row = next(r for r in ROWS if r["id"] == "llava-1499-7b-4xa6000")
     assert oom_score.with_recipe(row, RECIPES) == row
