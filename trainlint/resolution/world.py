@@ -51,6 +51,16 @@ def visible_gpus(env: Mapping[str, Setting], reason: str) -> Optional[Setting]:
     return _derived(_count_devices(visible.value), f"CUDA_VISIBLE_DEVICES ({reason})", visible)
 
 
+def _per_visible_gpu(env: Mapping[str, Setting], nodes: Optional[Setting], otherwise: str) -> Setting:
+    """One process per GPU `CUDA_VISIBLE_DEVICES` lists on each node; unknown, for `otherwise`, when it lists
+    none trainlint can count."""
+    visible = _visible_devices(env)
+    if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
+        return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
+                         "CUDA_VISIBLE_DEVICES")
+    return _unknown(otherwise)
+
+
 def _multiply(per_node: Setting, nodes: Optional[Setting], label: str) -> Setting:
     per = _as_int(per_node)
     if per is None:
@@ -82,11 +92,7 @@ def _deepspeed(args: Sequence[Setting], env: Mapping[str, Setting], hostfile: Op
         return _from_hostfile(named, hostfile, gpus, nodes, option_value(args, "exclude"))
     if gpus is not None:
         return _multiply(gpus, nodes, "--num_gpus")
-    visible = _visible_devices(env)
-    if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
-        return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
-                         "CUDA_VISIBLE_DEVICES")
-    return _unknown("`deepspeed` without --num_gpus or --include uses every visible GPU")
+    return _per_visible_gpu(env, nodes, "`deepspeed` without --num_gpus or --include uses every visible GPU")
 
 
 def _from_hostfile(named: Setting, hostfile: Optional[HostFile], gpus: Optional[Setting], nodes: Optional[Setting],
@@ -208,11 +214,7 @@ def _llamafactory(env: Mapping[str, Setting]) -> Setting:
     per_node = env.get("NPROC_PER_NODE")
     if per_node is not None:
         return _multiply(per_node, nodes, "NPROC_PER_NODE")
-    visible = _visible_devices(env)
-    if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
-        return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
-                         "CUDA_VISIBLE_DEVICES")
-    return _unknown("`llamafactory-cli train` runs on every visible GPU")
+    return _per_visible_gpu(env, nodes, "`llamafactory-cli train` runs on every visible GPU")
 
 
 _TORCH_LAUNCHERS = (Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN, Launcher.TORCH_DISTRIBUTED_LAUNCH)
