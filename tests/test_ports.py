@@ -257,6 +257,25 @@ def test_a_gpu_count_change_no_accumulation_can_compensate_is_an_unsafe_fix(tmp_
     assert "NGPUS=8" in launcher.read_text() or "--nproc_per_node=8" in launcher.read_text()
 
 
+def test_a_port_onto_more_gpus_than_the_global_batch_divides_is_unsafe(tmp_path, cli) -> None:
+    # One GPU at micro-batch 1 and accumulation 2 (a global batch of 2) onto 8 GPUs: no micro-batch and
+    # accumulation keep 2 samples per optimizer step, so the plan's count change alters the training math.
+    (tmp_path / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
+    launcher = tmp_path / "train.sh"
+    launcher.write_text(
+        "#!/bin/bash\nGPUS_PER_NODE=${MLP_WORKER_GPU:-1}\n"
+        "torchrun --nproc_per_node $GPUS_PER_NODE train.py --model_name_or_path lmsys/vicuna-7b-v1.5 \\\n"
+        "    --per_device_train_batch_size 1 --gradient_accumulation_steps 2 --bf16 True \\\n"
+        "    --gradient_checkpointing True --model_max_length 2048 --output_dir out\n")
+    run = lint([tmp_path], make_target("a100-80gb", None, 8)).scan.runs[0]
+    port = plan_port(run, find_gpu("a100-80gb"), 8, unsafe=True)
+    assert port is not None and port.global_batch is None
+    assert all(not plan.safe for plan in (port.chosen, *port.runners_up) if plan is not None)
+    original = launcher.read_bytes()
+    cli.run(tmp_path, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    assert launcher.read_bytes() == original
+
+
 def test_a_gpu_count_change_scaled_by_a_known_accumulation_stays_safe(tmp_path, cli) -> None:
     (tmp_path / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
     launcher = tmp_path / "tune.sh"

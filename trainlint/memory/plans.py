@@ -236,9 +236,14 @@ def _start(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int], global_batch: Op
     machine = num_gpus or world or 1
     product, kept_global = _product_to_keep(run, micro, accumulation, written_world, machine, global_batch, notes)
     if num_gpus is not None and written_world is not None and written_world != num_gpus:
-        if accumulation is None:
-            notes.append(f"the accumulation is unknown, so nothing keeps the global batch when the GPU count "
-                         f"changes from {written_world} to {num_gpus}: that change alters the training math")
+        written_global = micro * (accumulation or 1) * written_world
+        if accumulation is None or kept_global != written_global:
+            # Unknown accumulation, or a global batch the machine's GPUs cannot divide (2 on 8 GPUs): the count
+            # change alone decides what each optimizer step sees.
+            why = "the accumulation is unknown" if accumulation is None else \
+                f"the global batch {written_global} is not a multiple of {num_gpus} GPUs"
+            notes.append(f"{why}, so nothing keeps the global batch when the GPU count changes from "
+                         f"{written_world} to {num_gpus}: that change alters the training math")
             kept_global = None
             base.append(PlanStep(ChangeKind.GPU_COUNT_NEW_GLOBAL_BATCH,
                                  f"GPU count {written_world} -> {num_gpus} (the machine's; the global batch changes)",
