@@ -25,7 +25,10 @@ def value_after_edits(data: bytes, edits: Sequence[Edit], word: Origin) -> Optio
     except ValueError:
         return None
     start = word.start_byte + sum(_growth(edit) for edit in same_file if edit.origin.end_byte <= word.start_byte)
-    script = ShellReader(SourceText(word.path, edited, edited.decode("utf-8", errors="replace"))).read()
+    try:
+        script = ShellReader(SourceText(word.path, edited, edited.decode("utf-8", errors="replace"))).read()
+    except RecursionError:  # nesting the first read survived but the edited text does not: no answer
+        return None
     for launch in script.launches:
         for setting in _words(launch):
             if setting.origin is not None and setting.origin.start_byte == start:
