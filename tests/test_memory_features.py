@@ -350,3 +350,22 @@ def test_amp_keeps_fp32_weights_when_the_model_is_loaded_as_it_is(tmp_path):
     _dtype_job(tmp_path, "None")
     estimate = next(iter(lint([tmp_path], make_target(gpu="a100-80gb")).estimates.values()))
     assert estimate.breakdown["weights"] > 6.738e9 * 4 / 2**30
+
+
+def _qwen2_vl_vision_gib(tmp_path: Path, attention: str) -> float:
+    """The vision term of a full Qwen2-VL-7B fine-tune that trains its vision tower, one image per sample."""
+    recipe = tmp_path / attention / "sft.yaml"
+    recipe.parent.mkdir()
+    recipe.write_text("model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nstage: sft\ndo_train: true\n"
+                      "finetuning_type: full\nfreeze_vision_tower: false\nper_device_train_batch_size: 1\n"
+                      f"cutoff_len: 4096\nbf16: true\nflash_attn: {attention}\noutput_dir: out\n")
+    [estimate] = lint([recipe], make_target("a100-80gb", None, 1)).estimates.values()
+    return estimate.breakdown["vision"]
+
+
+def test_a_vision_tower_with_sdpa_keeps_no_attention_scores(tmp_path):
+    # Qwen2-VL's ViT runs the attention the model runs: SDPA keeps no s x s scores for its ~5,200 patches of a
+    # 1280-token image (72 x 72), eager keeps them for every head (about 10x the rest of a layer's activations).
+    sdpa, eager = _qwen2_vl_vision_gib(tmp_path, "sdpa"), _qwen2_vl_vision_gib(tmp_path, "disabled")
+    assert sdpa < 1.5
+    assert eager > 4 * sdpa

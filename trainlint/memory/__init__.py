@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         longest_fitting_sequence,
         split_keeping_product,
     )
-    from trainlint.memory.gpus import Gpu, find_gpu, gpu_catalog, gpu_from_memory
+    from trainlint.memory.gpus import Gpu, find_gpu, gpu_by_key, gpu_catalog, gpu_from_memory
     from trainlint.memory.suggest import Suggestion, suggestions
     from trainlint.memory.terms import (
         MODEL_STATE_TERMS,
@@ -47,7 +47,7 @@ _HOMES = {
     "resolve_model": "catalog", "resolve_vision": "catalog",
     "BatchSplit": "fitting", "largest_fitting_batch": "fitting", "longest_fitting_sequence": "fitting",
     "split_keeping_product": "fitting",
-    "Gpu": "gpus", "find_gpu": "gpus", "gpu_catalog": "gpus", "gpu_from_memory": "gpus",
+    "Gpu": "gpus", "find_gpu": "gpus", "gpu_by_key": "gpus", "gpu_catalog": "gpus", "gpu_from_memory": "gpus",
     "Suggestion": "suggest", "suggestions": "suggest",
     "MODEL_STATE_TERMS": "terms", "MemoryTerm": "terms", "korthikanti_activation_bytes": "terms",
     "lora_adapter_params": "terms", "zero2_model_states_bytes": "terms", "zero3_model_states_bytes": "terms",
@@ -82,7 +82,7 @@ sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "MODEL_STATE_TERMS", "BatchSplit", "Gpu", "JobMemoryEstimate", "MemoryTerm", "ModelSpec", "Suggestion",
-    "estimate", "find_gpu", "find_model", "find_vision_tower", "gpu_catalog", "gpu_from_memory",
+    "estimate", "find_gpu", "find_model", "find_vision_tower", "gpu_by_key", "gpu_catalog", "gpu_from_memory",
     "korthikanti_activation_bytes", "largest_fitting_batch", "longest_fitting_sequence", "lora_adapter_params",
     "model_catalog", "resolve_model", "resolve_vision", "split_keeping_product", "suggestions",
     "zero2_model_states_bytes", "zero3_model_states_bytes",

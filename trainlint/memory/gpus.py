@@ -93,6 +93,19 @@ def find_gpu(name: str) -> Optional[Gpu]:
 
 
 def gpu_from_memory(gib: float) -> Gpu:
-    """A generic device for `--gpu-memory`: the given size is taken as usable memory, bf16 assumed."""
+    """A generic device for `--gpu-memory`: the given size is taken as usable memory, bf16 assumed. Its key
+    keeps the exact size (the JSON output names it); its name, for people, a tenth of a GiB (`80GB` is
+    74.5058 GiB: "74.5 GiB GPU")."""
     value = float(gib)
-    return Gpu(name=f"{value:g} GiB GPU", total_gib=value, bf16=True, aliases=(), key=f"{value:g}gib")
+    return Gpu(name=f"{round(value, 1):g} GiB GPU", total_gib=value, bf16=True, aliases=(), key=f"{value:g}gib")
+
+
+def gpu_by_key(key: str) -> Optional[Gpu]:
+    """The catalog GPU with this key, or the generic device a `--gpu-memory` key (`74.5058gib`) stands for."""
+    found = find_gpu(key)
+    if found is not None or not key.endswith("gib"):
+        return found
+    try:
+        return gpu_from_memory(float(key[:-len("gib")]))
+    except ValueError:
+        return None

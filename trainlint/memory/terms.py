@@ -428,7 +428,11 @@ def vision_tower_bytes(vision: Optional[ModelSpec], job: JobInputs, batch: int, 
         return 0.0
     tiles = float(batch * job.sequences_per_item * job.images_per_sample)
     s_v = vision.vision_tokens_per_tile
-    per_layer = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1)
+    # The s x s scores exist only under eager attention: a tower whose code has none other keeps them; one
+    # with SDPA/FlashAttention (Qwen2-VL's) runs the attention the model runs when it is part of the model
+    # (HF hands the composite model's attn_implementation to its vision config).
+    eager = vision.default_attn == "eager" or (job.vision_builtin and job.attention == Attention.EAGER)
+    per_layer = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, 1, "none" if eager else "selective")
     if not job.vision_trainable:
         # Frozen tower under no_grad: one layer's forward at a time.
         return tiles * s_v * (per_layer / s_v)

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from trainlint.core import MemoryEstimate, Report, Setting, TrainingRun, Unknown
 from trainlint.knobs import K
-from trainlint.memory import find_gpu
+from trainlint.memory import gpu_by_key
 from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import format_value, relative_path, run_batch
 
@@ -124,7 +124,7 @@ def _print_port(console: Console, port: PortPlan) -> None:
 
 def gpu_name(key: str) -> str:
     """`NVIDIA A100 40GB` for the catalog key `a100-40gb` (an estimate names its GPU by key)."""
-    found = find_gpu(key)
+    found = gpu_by_key(key)
     return found.name if found is not None else key
 
 
