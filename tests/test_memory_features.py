@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_tree
 from trainlint.checks._examples import ZERO2, job
 from trainlint.core import Severity
 from trainlint.linter import lint, make_target
@@ -369,3 +370,19 @@ def test_a_vision_tower_with_sdpa_keeps_no_attention_scores(tmp_path):
     sdpa, eager = _qwen2_vl_vision_gib(tmp_path, "sdpa"), _qwen2_vl_vision_gib(tmp_path, "disabled")
     assert sdpa < 1.5
     assert eager > 4 * sdpa
+
+
+@pytest.mark.parametrize("flag", ["--use_liger_kernel True", "--use_liger_kernel"])
+def test_hf_use_liger_kernel_builds_no_full_logits(tmp_path, flag):
+    # TrainingArguments' use_liger_kernel patches the model with Liger's fused linear cross-entropy.
+    flags = ("--model_name_or_path Qwen/Qwen2-7B --per_device_train_batch_size 4 --model_max_length 4096 "
+             "--bf16 True --gradient_checkpointing True")
+    without = tmp_path / "without"
+    with_liger = tmp_path / "with"
+    write_tree(without, job(flags, launcher="torchrun --nproc_per_node 1"))
+    write_tree(with_liger, job(f"{flags} {flag}", launcher="torchrun --nproc_per_node 1"))
+    [plain] = lint([without], make_target("a100-80gb", None, 1)).estimates.values()
+    result = lint([with_liger], make_target("a100-80gb", None, 1))
+    [fused] = result.estimates.values()
+    assert plain.breakdown["logits"] > 20 and fused.breakdown["logits"] < 1
+    assert "TL305" not in {finding.code for finding in result.findings}

@@ -60,6 +60,7 @@ class K(str, Enum):
     ADAPTER = "adapter"
     LORA_R = "lora_r"
     LORA_MODULES_TO_SAVE = "lora_modules_to_save"
+    USE_LIGER_KERNEL = "use_liger_kernel"
     BITS = "bits"
     LOAD_IN_4BIT = "load_in_4bit"
     LOAD_IN_8BIT = "load_in_8bit"
@@ -313,6 +314,9 @@ KNOBS: Tuple[Knob, ...] = (
     Knob(K.LORA_MODULES_TO_SAVE, str, "modules trained in full next to LoRA",
          {ARGS: ("lora_modules_to_save", "additional_target"), AXOLOTL: ("lora_modules_to_save",)}),
     Knob(K.BITS, int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
+    # TrainingArguments.use_liger_kernel (transformers >= 4.45) patches the model with Liger's kernels, its fused
+    # linear cross-entropy among them; `use_liger` is the same switch in scripts of their own.
+    Knob(K.USE_LIGER_KERNEL, bool, "Liger kernels", {ARGS: ("use_liger_kernel", "use_liger")}),
     Knob(K.LOAD_IN_4BIT, bool, "4-bit base", {ARGS: ("load_in_4bit", "q_lora"), AXOLOTL: ("load_in_4bit",)}),
     Knob(K.LOAD_IN_8BIT, bool, "8-bit base", {ARGS: ("load_in_8bit",), AXOLOTL: ("load_in_8bit",)}),
     Knob(

@@ -8,6 +8,7 @@ from typing import Mapping
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
+from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, PAIRED_SEQUENCES, add_switch
 from trainlint.resolution.precedence import Candidates
 
 
@@ -34,6 +35,19 @@ def _derive_bits(candidates: Candidates, context: DeriveContext) -> None:
             candidates.add(K.BITS, replace(source, value=bits, via=(source,), note=switch))
 
 
+def _derive_liger(candidates: Candidates, context: DeriveContext) -> None:
+    """`use_liger_kernel` applies Liger's kernels to the model (Trainer -> liger_kernel's
+    `_apply_liger_kernel_to_instance`), fused linear cross-entropy on by default: the loss never builds the
+    full vocabulary logits. Preference trainers compute their own loss over the pair: not this one."""
+    switch = candidates.winner(K.USE_LIGER_KERNEL)
+    if switch is None or switch.value is not True:
+        return
+    paired = candidates.winner(PAIRED_SEQUENCES)
+    if paired is not None and paired.value != 1:
+        return
+    add_switch(candidates, FUSED_LOSS, switch, "use_liger_kernel (Liger's fused linear cross-entropy)")
+
+
 # `flash_attn`/`flash_attention` as written -> the attn_implementation it selects.
 _FLASH_WORDS = {"true": "flash_attention_2", "1": "flash_attention_2", "yes": "flash_attention_2",
                 "fa2": "flash_attention_2", "fa3": "flash_attention_3", "flash_attention_2": "flash_attention_2",
@@ -58,7 +72,8 @@ HF_TRAINER = Framework(
     name="hf_trainer",
     namespace=ARGS,
     defaults=_defaults,
-    derivations=(Derivation(Stage.QUANTISATION, _derive_bits), Derivation(Stage.ATTENTION, _derive_attention)),
+    derivations=(Derivation(Stage.QUANTISATION, _derive_bits), Derivation(Stage.ATTENTION, _derive_attention),
+                 Derivation(Stage.ATTENTION, _derive_liger)),
 )
 
 # A file of HF arguments read by the entry script's HfArgumentParser (`parse_yaml_file`, TRL's `--config`):
