@@ -148,3 +148,17 @@ def test_a_frozen_vision_tower_or_reference_model_is_what_the_model_already_coun
             '    for p in ref_model.parameters():\n'
             '        p.requires_grad = False')
     _same(tmp_path / "parts", body)
+
+
+def test_a_helper_that_freezes_what_it_is_given_is_left_to_its_callers(tmp_path):
+    # InternVL's `_freeze_params(module)`, called under `if model_args.freeze_llm:` and kin: the reader does not
+    # follow the calls, so the helper's freezing counts for nothing.
+    body = ('    def _freeze_params(module):\n'
+            '        for param in module.parameters():\n'
+            '            param.requires_grad = False\n'
+            '    if training_args.freeze_layers:\n'
+            '        _freeze_params(model.model)')
+    module = read_python(_write(tmp_path / "read", body) / "train.py")
+    [freeze] = module.freezes
+    assert (freeze.target, freeze.helper) == ("module.parameters()", "_freeze_params")
+    _same(tmp_path / "helper", body)

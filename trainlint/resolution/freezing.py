@@ -7,6 +7,7 @@ the memory model already reads explains it:
   `if not training_args.tune_vision:`): the memory model follows that knob;
 - what it freezes is a part the memory model counts apart from the trained LLM or not at all: the vision tower
   (frozen unless a knob says it trains), the multimodal projector, a reference, teacher or reward model.
+A helper that freezes whatever it is given counts for nothing (its calls are not read).
 The result is the knob FROZEN_IN_CODE: True when such a statement certainly runs, Unknown when it may; its setting's
 origin is the statement."""
 from __future__ import annotations
@@ -58,8 +59,10 @@ def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) 
 
 
 def explained(freeze: Freeze) -> bool:
-    """A knob the memory model reads says what trains, or the statement freezes a part it counts apart."""
-    if _EXPLAINED_TARGET.search(freeze.target):
+    """A knob the memory model reads says what trains, or the statement freezes a part it counts apart. A helper's
+    freezing (`def _freeze_params(module):`) is left out: its callers, which the reader does not follow, decide
+    what it freezes and whether it runs."""
+    if freeze.helper or _EXPLAINED_TARGET.search(freeze.target):
         return True
     return any(knob_for(test.reference or test.name) in TRAINABLE_SET_KNOBS
                for gate in freeze.gates for test in gate.tests)

@@ -55,18 +55,31 @@ class FreezeReader:
         if not (literal is False or literal == 0 or literal is None):
             # `requires_grad_(training_args.tune_vision)`: freezes when the value is false.
             gates.insert(0, self._switch_gate(switch))
-        self.findings.freezes.append(Freeze(ctx.origin(node), ctx.short(node), self._target(node, receiver),
-                                            tuple(gates)))
+        target = self._target(node, receiver)
+        self.findings.freezes.append(Freeze(ctx.origin(node), ctx.short(node), ctx.short(target), tuple(gates),
+                                            self._helper(node, target)))
 
-    def _target(self, node: cst.CSTNode, receiver: CstExpr) -> str:
+    def _target(self, node: cst.CSTNode, receiver: CstExpr) -> CstExpr:
         """The receiver as written or, when it is the variable of an enclosing `for` loop, the loop's iterable."""
         if isinstance(receiver, cst.Name):
             current = self.ctx.parents.get(node)
             while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
                 if isinstance(current, cst.For) and receiver.value in _bound(current.target):
-                    return self.ctx.short(current.iter)
+                    return current.iter
                 current = self.ctx.parents.get(current)
-        return self.ctx.short(receiver)
+        return receiver
+
+    def _helper(self, node: cst.CSTNode, target: CstExpr) -> str:
+        """The name of the function around the statement when what it freezes is one of that function's parameters."""
+        scope = self.ctx.scope_of(node)
+        if not isinstance(scope, cst.FunctionDef):
+            return ""
+        root = target
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        params = scope.params
+        names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        return scope.name.value if isinstance(root, cst.Name) and root.value in names - {"self"} else ""
 
     # ------------------------------------------------ branch tests
     def _gate(self, branch: Branch) -> Gate:
