@@ -162,3 +162,33 @@ def test_a_helper_that_freezes_what_it_is_given_is_left_to_its_callers(tmp_path)
     [freeze] = module.freezes
     assert (freeze.target, freeze.helper) == ("module.parameters()", "_freeze_params")
     _same(tmp_path / "helper", body)
+
+
+def test_a_freeze_under_an_argument_left_none_is_skipped(tmp_path):
+    # LLaVA-NeXT: `if model_args.mm_tunable_parts is None: ... else: model.requires_grad_(False)`.
+    body = ('    if getattr(training_args, "x", None) is None and training_args.tunable_parts is None:\n'
+            '        pass\n'
+            '    if training_args.tunable_parts is None:\n'
+            '        pass\n'
+            '    else:\n'
+            '        model.requires_grad_(False)')
+    script = SCRIPT.replace("    freeze_layers: bool = False\n",
+                            "    freeze_layers: bool = False\n    tunable_parts: str = None\n")
+    folder = tmp_path / "none"
+    _write(folder, body)
+    (folder / "train.py").write_text(script.replace("{body}", body))
+    [freeze] = read_python(folder / "train.py").freezes
+    [gate] = freeze.gates
+    assert [(t.reference, t.negated) for t in gate.tests] == [("tunable_parts", False)]
+    result, _ = _estimate(folder)
+    [run] = result.scan.runs
+    assert run.setting(FROZEN_IN_CODE) is None
+
+
+def test_a_models_own_method_freezing_its_parts_is_left_to_its_users(tmp_path):
+    body = ('    class Wrapper:\n'
+            '        def load(self):\n'
+            '            self.language_model.requires_grad_(False)')
+    [freeze] = read_python(_write(tmp_path / "read", body) / "train.py").freezes
+    assert freeze.helper == "load"
+    _same(tmp_path / "method", body)

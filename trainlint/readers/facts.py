@@ -165,8 +165,8 @@ class Freeze:
     text: str
     target: str  # what it freezes, as written: the receiver, or the iterable of the loop that binds it
     gates: Tuple[Gate, ...] = ()  # the branches around it, innermost first: it runs when every one holds
-    # The function whose parameter it freezes (`def _freeze_params(module): for p in module.parameters(): ...`): what
-    # it freezes, and whether it runs, its callers decide.
+    # The function whose parameter it freezes (`def _freeze_params(module): for p in module.parameters(): ...`, or a
+    # method's `self.part`): what it freezes, and whether it runs, its callers decide.
     helper: str = ""
 
 

@@ -241,6 +241,8 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
     if source is None or isinstance(source.value, Unknown):
         return None
     word = test.setting.value
+    if source.value is None and not isinstance(word, str):
+        return test.negated, source  # a truth test of an argument left None (`if args.parts is None:`, negated)
     if isinstance(word, str):  # a case-insensitive substring test of a text argument
         if not isinstance(source.value, str):
             return None

@@ -70,7 +70,9 @@ class FreezeReader:
         return receiver
 
     def _helper(self, node: cst.CSTNode, target: CstExpr) -> str:
-        """The name of the function around the statement when what it freezes is one of that function's parameters."""
+        """The name of the function around the statement when what it freezes is one of that function's parameters,
+        `self` included (a model's own method freezing its parts: `self.language_model.requires_grad_(False)` in
+        TinyLLaVA's loader, which its training recipes follow by unfreezing what they train)."""
         scope = self.ctx.scope_of(node)
         if not isinstance(scope, cst.FunctionDef):
             return ""
@@ -79,7 +81,7 @@ class FreezeReader:
             root = root.func if isinstance(root, cst.Call) else root.value
         params = scope.params
         names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        return scope.name.value if isinstance(root, cst.Name) and root.value in names - {"self"} else ""
+        return scope.name.value if isinstance(root, cst.Name) and root.value in names else ""
 
     # ------------------------------------------------ branch tests
     def _gate(self, branch: Branch) -> Gate:
@@ -120,11 +122,20 @@ class FreezeReader:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._term(test.expression)
             return _negate(inner) if inner is not None else None
+        negated = False
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                and literal_value(test.comparisons[0].comparator) is None:
+            # `args.mm_tunable_parts is None`: read as `not args.mm_tunable_parts`, which a value that is not a
+            # switch leaves untold (a default None is told: the test holds).
+            negated = isinstance(test.comparisons[0].operator, cst.Is)
+            test = test.left
         reference = self.values.argument_reference(test)
         if reference is None:
             return None
         ctx = self.ctx
-        return Keyword(reference, Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test)), reference)
+        setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
+        return Keyword(reference, setting, reference, negated)
 
 
 def is_freeze_call(node: cst.Call) -> bool:
