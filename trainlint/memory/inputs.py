@@ -26,6 +26,7 @@ from trainlint.resolution.frameworks.memory_features import (  # the knobs frame
     SEQUENCE_PARALLEL,
     TILED_MLP,
 )
+from trainlint.resolution.freezing import FROZEN_IN_CODE
 
 # docs/memory-model.md §2: the defaults assumed when a setting cannot be read.
 DEFAULT_SEQ = 2048
@@ -201,6 +202,9 @@ class JobInputs:
     gradient_bucket_elements: float = 0.0
     # docs/memory-model.md §8: sequences per sample in the batch (2: a preference pair's chosen and rejected answers).
     sequences_per_sample: int = 1
+    # Where code freezes parameters, leaving the trainable set unknown (FILE:LINE): `frozen_base` is then set too,
+    # the side that cannot raise a false alarm.
+    frozen_in_code: str = ""
 
     @property
     def samples_per_device(self) -> int:
@@ -238,6 +242,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     image_tokens, images = image_tokens_per_sample(knobs, model, vision, notes)
     sequence = _sequence(knobs, image_tokens, notes)
     eval_runs, eval_batch, gathers = _evaluation(knobs, run, batch)
+    frozen_base = _frozen_base(knobs, notes)
+    code_freeze = "" if lora or frozen_base else _frozen_in_code(knobs, run, notes)
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
         image_tokens=image_tokens,
@@ -245,7 +251,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         zero_stage=zero, offload_optimizer=offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)) or _offload_switch(knobs, zero),
         offload_params=offloaded(knobs.str(K.OFFLOAD_PARAM)) or _offload_switch(knobs, zero), lora=lora,
         lora_rank=lora_rank,
-        frozen_base=_frozen_base(knobs, notes), quant_bits=bits if bits in (4, 8) else 16,
+        frozen_base=frozen_base or bool(code_freeze), frozen_in_code=code_freeze,
+        quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER)),
@@ -556,3 +563,20 @@ def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
         notes.unknown("frozen_base", "whether the LLM is frozen (tune_mm_mlp_adapter) is unknown: assumed frozen")
         return True
     return False
+
+
+def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> str:
+    """Where code freezes parameters (or may) without a knob saying which train: FILE:LINE, else "". The LLM then
+    counts as frozen for gradients and optimizer states, as for an unknown tune_mm_mlp_adapter: the side that cannot
+    raise a false alarm."""
+    if not (knobs.bool(FROZEN_IN_CODE) or knobs.is_unknown(FROZEN_IN_CODE)):
+        return ""
+    setting = run.setting(FROZEN_IN_CODE)
+    origin = setting.origin if setting is not None else None
+    where = f"{origin.path}:{origin.line}" if origin is not None else "an unknown place"
+    maybe = ""
+    if setting is not None and isinstance(setting.value, Unknown):
+        maybe = f" when {setting.value.reason}"
+    notes.unknown("frozen_base", f"parameters frozen in code at {where}{maybe}: trainable set unknown, "
+                                 f"assumed frozen")
+    return where

@@ -163,7 +163,9 @@ def parameter_split(model: ModelSpec, vision: Optional[ModelSpec], job: JobInput
             notes.note(f"embedding/output layers trained as full copies: {copies / 1e9:.2f}B extra parameters")
     elif job.frozen_base:
         trainable, copies, frozen = PROJECTOR_PARAMS, 0.0, llm
-        notes.note("only the multimodal projector trains: the LLM is frozen (tune_mm_mlp_adapter / freeze_backbone)")
+        if not job.frozen_in_code:  # else the estimate's unknowns say where code freezes parameters
+            notes.note("only the multimodal projector trains: the LLM is frozen (tune_mm_mlp_adapter / "
+                       "freeze_backbone)")
     else:
         trainable, copies, frozen = llm, 0.0, 0.0
     if vision is not None:

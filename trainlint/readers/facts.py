@@ -148,6 +148,29 @@ class Override:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """One branch around a statement, read as argument tests the way `Override.tests` are: it holds when any test
+    holds (`tests_any`) or when all do. No tests: a test that is not read as argument tests (it cannot be told)."""
+
+    tests: Tuple[Keyword, ...]
+    tests_any: bool
+    text: str  # the condition as written (`not (...)` for an `else`)
+
+
+@dataclass(frozen=True)
+class Freeze:
+    """A statement that freezes parameters in code (`param.requires_grad = False`, `X.requires_grad_(False)`)."""
+
+    origin: Optional[Origin]
+    text: str
+    target: str  # what it freezes, as written: the receiver, or the iterable of the loop that binds it
+    gates: Tuple[Gate, ...] = ()  # the branches around it, innermost first: it runs when every one holds
+    # The function whose parameter it freezes (`def _freeze_params(module): for p in module.parameters(): ...`, or a
+    # method's `self.part`): what it freezes, and whether it runs, its callers decide.
+    helper: str = ""
+
+
+@dataclass(frozen=True)
 class ImportInfo:
     module: str  # dotted, as written ("llava.train.train"; relative imports keep their dots: ".arguments")
     names: Tuple[str, ...]
@@ -178,6 +201,8 @@ class PythonModule:
     # Module-level functions returning a dict with an `eval_dataset` entry (`return dict(train_dataset=...,
     # eval_dataset=None)`): function name -> that entry (value None for a literal None).
     returned_eval_datasets: Tuple[Tuple[str, Setting], ...] = ()
+    # Statements that freeze parameters, in the order of the file.
+    freezes: Tuple[Freeze, ...] = ()
 
 
 # ---------------------------------------------------------------- json / yaml

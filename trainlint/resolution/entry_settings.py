@@ -12,6 +12,7 @@ from trainlint.readers.python.adapters import ADAPTER_KEYWORDS, LORA_CONFIG
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.frameworks.memory_features import PAIRED_SEQUENCES, REFERENCE_MODEL
+from trainlint.resolution.freezing import frozen_in_code
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -126,6 +127,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             setting = gated
         candidates.add(target, setting)
     _preference_trainers(facts, flags, candidates)
+    frozen_in_code(facts, lambda test: _test_holds(facts, flags, argparse_values, test), candidates)
     for callee, keyword in facts.other_keywords:
         if callee == DEEPSPEED_ENGINE_CALLEE:
             _engine_setting(keyword, argparse_values, candidates)
@@ -239,6 +241,8 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
     if source is None or isinstance(source.value, Unknown):
         return None
     word = test.setting.value
+    if source.value is None and not isinstance(word, str):
+        return test.negated, source  # a truth test of an argument left None (`if args.parts is None:`, negated)
     if isinstance(word, str):  # a case-insensitive substring test of a text argument
         if not isinstance(source.value, str):
             return None

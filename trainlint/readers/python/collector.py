@@ -22,6 +22,7 @@ from trainlint.readers.python.deepspeed_calls import (
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.freezing import FreezeReader, is_freeze_call
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
 from trainlint.readers.python.overrides import LORA_CONVERSION, OverrideReader
 from trainlint.readers.python.values import ValueReader
@@ -51,6 +52,7 @@ class Collector(cst.CSTVisitor):
         self.eval_data = EvalDataReader(values)
         self.overrides = OverrideReader(values, self.found)
         self.adapters = AdapterReader(values, self.found)
+        self.freezing = FreezeReader(values, self.found)
         self._ancestors: List[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -102,6 +104,7 @@ class Collector(cst.CSTVisitor):
             other_keywords=tuple(found.other_keywords) + tuple(self.overrides.attention_keywords()),
             diagnostics=tuple(found.diagnostics),
             returned_eval_datasets=self.eval_data.returned_eval_datasets(),
+            freezes=tuple(found.freezes),
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -147,7 +150,9 @@ class Collector(cst.CSTVisitor):
         elif is_engine_call(node):
             self.found.other_keywords.extend(
                 (DEEPSPEED_ENGINE_CALLEE, keyword) for keyword in engine_keywords(self.values, node))
-        if callee == LORA_CONFIG:
+        if is_freeze_call(node):
+            self.freezing.call(node)
+        elif callee == LORA_CONFIG:
             self.adapters.lora_config(node)
         elif callee in OTHER_CALL_KEYWORDS:
             self.config_calls.knob_keywords(node, callee)
@@ -155,6 +160,7 @@ class Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self.overrides.assignment(target.target, node.value, node)
+            self.freezing.assignment(target.target, node.value, node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.overrides.attribute_override(node.target, None, node)

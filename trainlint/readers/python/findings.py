@@ -10,6 +10,7 @@ from trainlint.readers.facts import (
     ConfigCall,
     DataclassInfo,
     FieldDefault,
+    Freeze,
     ImportInfo,
     Keyword,
     Override,
@@ -31,4 +32,5 @@ class Findings:
     imports: List[ImportInfo] = field(default_factory=list)
     other_keywords: List[Tuple[str, Keyword]] = field(default_factory=list)
     diagnostics: List[Diagnostic] = field(default_factory=list)
+    freezes: List[Freeze] = field(default_factory=list)
     parse_known_args: bool = False

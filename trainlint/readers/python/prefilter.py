@@ -30,6 +30,7 @@ from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_
 from trainlint.readers.python.argument_classes import HF_PARSERS
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
+from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
 from trainlint.readers.python.overrides import LORA_CONVERSION
@@ -51,6 +52,7 @@ DISPATCHED_CALLS = frozenset(
         # (the builder call sits in the same statement, the function that calls deepspeed.initialize).
         DEEPSPEED_ARGUMENTS_OWNER.rsplit(".", 1)[-1],
         DEEPSPEED_ENGINE_CALLEE.rsplit(".", 1)[-1],
+        FREEZE_METHOD,  # freezing.py: `module.requires_grad_(False)`
     }
 )
 ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"})
@@ -264,14 +266,17 @@ def _is_dataclass(decorator: ast.expr) -> bool:
 
 
 def _overrides(target: ast.expr, value: Optional[ast.expr], args_names: FrozenSet[str], assigned: bool) -> bool:
-    """An assignment the collector records: to an argument namespace's attribute, to an attention kernel, or
-    `True` to a module's `gradient_checkpointing` (model code sets it False in every `__init__`)."""
+    """An assignment the collector records: to an argument namespace's attribute, to an attention kernel,
+    `True` to a module's `gradient_checkpointing` (model code sets it False in every `__init__`), or anything
+    but `True` to a parameter's `requires_grad`."""
     if not isinstance(target, ast.Attribute):
         return False
     if assigned and target.attr in ATTENTION_ATTRIBUTES:
         return True
     if assigned and target.attr == "gradient_checkpointing" and isinstance(value, ast.Constant) and value.value is True:
         return True
+    if assigned and target.attr == FREEZE_ATTRIBUTE and not (isinstance(value, ast.Constant) and value.value is True):
+        return True  # freezing.py: `param.requires_grad = False`
     owner = target.value
     return isinstance(owner, ast.Name) and (owner.id in args_names or bool(CONVENTIONAL_ARGS_NAME.match(owner.id)))
 

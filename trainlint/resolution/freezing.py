@@ -1,0 +1,96 @@
+"""Parameters frozen in code: whether a freezing statement the entry script's modules hold runs and leaves which
+parameters train unknown (docs/memory-model.md §6).
+
+A statement counts when it certainly runs, or when a branch around it cannot be told to be skipped, unless a knob
+the memory model already reads explains it:
+- a branch on a knob that says what trains (`if model_args.tune_mm_mlp_adapter:`, `if training_args.use_lora:`,
+  `if not training_args.tune_vision:`): the memory model follows that knob;
+- what it freezes is a part the memory model counts apart from the trained LLM or not at all: the vision tower
+  (frozen unless a knob says it trains), the multimodal projector, a reference, teacher or reward model.
+A helper that freezes whatever it is given counts for nothing (its calls are not read).
+The result is the knob FROZEN_IN_CODE: True when such a statement certainly runs, Unknown when it may; its setting's
+origin is the statement."""
+from __future__ import annotations
+
+import re
+from typing import Callable, Optional, Tuple
+
+from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.knobs import K, knob_for
+from trainlint.readers.facts import Freeze, Gate, Keyword
+from trainlint.resolution.entry import EntryFacts
+from trainlint.resolution.precedence import Candidates
+
+FROZEN_IN_CODE = "frozen_in_code"
+# Knobs whose value already says which parameters train: a branch on one of them is what the memory model follows.
+TRAINABLE_SET_KNOBS = frozenset({K.TUNE_MM_MLP_ADAPTER, K.FREEZE_BACKBONE, K.TUNE_VISION, K.FREEZE_VISION_TOWER,
+                                 K.LORA})
+# What a statement freezes, when it names a part the memory model counts apart from the trained LLM (the vision
+# tower, frozen unless a knob says it trains; the small projector) or not at all (another model of the job).
+_EXPLAINED_TARGET = re.compile(
+    r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler|"
+    r"\bref|_ref\b|reference|teacher|reward|critic|\bema\b|_ema\b|vae|text_encoder",
+    re.IGNORECASE)
+
+# Whether one argument test holds, and the argument's value it was told from; None when it cannot be told.
+TestHolds = Callable[[Keyword], Optional[Tuple[bool, Setting]]]
+
+
+def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) -> None:
+    """Adds FROZEN_IN_CODE for the first freezing statement that certainly runs, else the first that may."""
+    maybe: Optional[Setting] = None
+    for module in facts.modules:
+        for freeze in module.freezes:
+            if explained(freeze):
+                continue
+            runs, reason = _runs(freeze, holds)
+            if runs is False:
+                continue
+            note = f"`{freeze.text}` freezes parameters of `{freeze.target}`"
+            if runs:
+                candidates.add(FROZEN_IN_CODE, Setting(True, SourceKind.DERIVED, freeze.origin, freeze.text,
+                                                       note=note))
+                return
+            if maybe is None:
+                maybe = Setting(Unknown(reason), SourceKind.DERIVED, freeze.origin, freeze.text,
+                                note=f"{note} when {reason}")
+    if maybe is not None:
+        candidates.add(FROZEN_IN_CODE, maybe)
+
+
+def explained(freeze: Freeze) -> bool:
+    """A knob the memory model reads says what trains, or the statement freezes a part it counts apart. A helper's
+    freezing (`def _freeze_params(module):`) is left out: its callers, which the reader does not follow, decide
+    what it freezes and whether it runs."""
+    if freeze.helper or _EXPLAINED_TARGET.search(freeze.target):
+        return True
+    return any(knob_for(test.reference or test.name) in TRAINABLE_SET_KNOBS
+               for gate in freeze.gates for test in gate.tests)
+
+
+def _runs(freeze: Freeze, holds: TestHolds) -> Tuple[Optional[bool], str]:
+    """(True: runs, False: is skipped, None: cannot be told; the condition that cannot be told)."""
+    unknown = []
+    for gate in freeze.gates:
+        decided = _gate_holds(gate, holds)
+        if decided is False:
+            return False, ""
+        if decided is None:
+            unknown.append(gate.text)
+    if unknown:
+        return None, f"`{unknown[0]}`"
+    return True, ""
+
+
+def _gate_holds(gate: Gate, holds: TestHolds) -> Optional[bool]:
+    if not gate.tests:
+        return None
+    told = [holds(test) for test in gate.tests]
+    known = [result[0] for result in told if result is not None]
+    if gate.tests_any and any(known):
+        return True
+    if not gate.tests_any and not all(known):
+        return False
+    if len(known) == len(told):
+        return not gate.tests_any
+    return None
