@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from trainlint.core import Unknown
 from trainlint.linter import lint, make_target
 from trainlint.readers.python import read_python
@@ -192,3 +194,57 @@ def test_a_models_own_method_freezing_its_parts_is_left_to_its_users(tmp_path):
     [freeze] = read_python(_write(tmp_path / "read", body) / "train.py").freezes
     assert freeze.helper == "load"
     _same(tmp_path / "method", body)
+
+
+# LLaVA-NeXT's train.py: with `--mm_tunable_parts`, the whole model is frozen, then each named part trains again.
+TUNABLE_PARTS_TRAIN_PY = '''\
+from dataclasses import dataclass, field
+from typing import Optional
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default=None)
+    vision_tower: Optional[str] = field(default=None)
+    mm_tunable_parts: Optional[str] = field(default=None)
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    if model_args.mm_tunable_parts is None:
+        pass
+    else:
+        model.requires_grad_(False)
+        tunable_parts = model_args.mm_tunable_parts.split(",")
+        if "mm_language_model" in tunable_parts:
+            for name, param in model.named_parameters():
+                param.requires_grad_(True)
+    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=None, eval_dataset=None)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()
+'''
+
+
+@pytest.mark.parametrize("parts, llm_trains", [
+    ("mm_vision_tower,mm_mlp_adapter,mm_language_model", True),
+    ("mm_mlp_adapter", False),
+])
+def test_llava_next_tunable_parts_say_whether_the_language_model_trains(tmp_path, parts, llm_trains):
+    (tmp_path / "train.py").write_text(TUNABLE_PARTS_TRAIN_PY)
+    (tmp_path / "zero3.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}\n')
+    (tmp_path / "finetune.sh").write_text(
+        "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --deepspeed zero3.json --bf16 True \\\n"
+        "    --model_name_or_path lmsys/vicuna-7b-v1.5 --vision_tower openai/clip-vit-large-patch14-336 \\\n"
+        f"    --mm_tunable_parts {parts} --per_device_train_batch_size 1 --gradient_checkpointing True \\\n"
+        "    --output_dir out\n")
+    [estimate] = lint([tmp_path], make_target("a100-80gb", None, 8)).estimates.values()
+    # A 7B LLM's fp32 Adam states under ZeRO-3 over 8 GPUs are about 9.4 GiB; a frozen one has none.
+    assert (estimate.breakdown["optimizer"] > 5) is llm_trains
+    assert not any("frozen in code" in note for note in estimate.assumptions)

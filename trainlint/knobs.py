@@ -72,6 +72,7 @@ class K(str, Enum):
     TUNE_VISION = "tune_vision"
     FREEZE_VISION_TOWER = "freeze_vision_tower"
     TUNE_MM_MLP_ADAPTER = "tune_mm_mlp_adapter"
+    MM_TUNABLE_PARTS = "mm_tunable_parts"
     FREEZE_BACKBONE = "freeze_backbone"
     AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
     USE_GALORE = "use_galore"
@@ -354,6 +355,9 @@ KNOBS: Tuple[Knob, ...] = (
     ),
     Knob(K.FREEZE_VISION_TOWER, bool, "vision encoder is frozen", {ARGS: ("freeze_vision_tower", "fix_vit")}),
     Knob(K.TUNE_MM_MLP_ADAPTER, bool, "only the multimodal projector trains", {ARGS: ("tune_mm_mlp_adapter",)}),
+    # LLaVA-NeXT/OneVision's train.py: when given, everything is frozen, then each named part trains
+    # (`mm_mlp_adapter`, `mm_vision_resampler`, `mm_vision_tower`, `mm_language_model`).
+    Knob(K.MM_TUNABLE_PARTS, str, "the parts of a multimodal model that train", {ARGS: ("mm_tunable_parts",)}),
     Knob(K.FREEZE_BACKBONE, bool, "the language model is frozen", {ARGS: ("freeze_backbone",)}),
     Knob(
         K.AUTO_FIND_BATCH_SIZE,

@@ -497,6 +497,9 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
 def _vision_trainable(knobs: KnobReader, vision: Optional[ModelSpec], notes: EstimateNotes) -> bool:
     if vision is None:
         return False
+    parts = _tunable_parts(knobs)
+    if parts is not None:
+        return "mm_vision_tower" in parts
     tune = knobs.bool(K.TUNE_VISION)
     if tune is not None:
         return tune
@@ -554,9 +557,21 @@ def _evaluation(knobs: KnobReader, run: TrainingRun, batch: int) -> Tuple[bool, 
     return True, eval_batch, gathers
 
 
+def _tunable_parts(knobs: KnobReader) -> Optional[Tuple[str, ...]]:
+    """LLaVA-NeXT's `mm_tunable_parts` (`mm_vision_tower,mm_mlp_adapter,mm_language_model`), when written: the
+    parts that train, everything else frozen. None when it is not given or not known."""
+    written = knobs.str(K.MM_TUNABLE_PARTS)
+    if not written or not written.strip():
+        return None
+    return tuple(part.strip() for part in written.split(",") if part.strip())
+
+
 def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
     """Whether only the projector trains. Unknown counts as frozen: like checkpointing, a setting
     that lowers memory is assumed on when it cannot be read, so no risk rests on the guess."""
+    parts = _tunable_parts(knobs)
+    if parts is not None:
+        return "mm_language_model" not in parts
     if knobs.bool(K.TUNE_MM_MLP_ADAPTER) or knobs.bool(K.FREEZE_BACKBONE):
         return True
     if knobs.is_unknown(K.TUNE_MM_MLP_ADAPTER) or knobs.is_unknown(K.FREEZE_BACKBONE):
