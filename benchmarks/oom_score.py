@@ -36,6 +36,9 @@ not used), and `vision_trained` (`true` when the recipe trains the vision encode
 so its activations are kept for the backward pass; the job passes `--tune_vision True` unless the row's
 `extra` says otherwise).
 
+A `freeze` row (only some layers train, chosen in code) gets an entry script that freezes every other
+parameter in a loop over `named_parameters()`, as freeze scripts do.
+
 Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2] [--keep FOLDER]`;
 `--keep` also writes each row's job under FOLDER/ID, to run `trainlint estimate` on it.
 """
@@ -111,6 +114,26 @@ def train():
 if __name__ == "__main__":
     train()
 '''
+
+# A `freeze` row trains only some layers, chosen in code as freeze scripts do (the last layers by name): the
+# generated entry script freezes every other parameter before the Trainer is built.
+FREEZE_LOOP = """\
+    for name, param in model.named_parameters():
+        if not any(layer in name for layer in TRAINABLE_LAYERS):
+            param.requires_grad = False
+"""
+TRAINABLE_LAYERS = 'TRAINABLE_LAYERS = ["layers.27.", "layers.26."]\n\n\n'
+
+
+def entry_script(row: Dict[str, str]) -> str:
+    """The generated entry script: the HF argument dataclasses and a Trainer, with the freezing loop of a
+    `freeze` row."""
+    if row["tuning"] != "freeze":
+        return ENTRY_SCRIPT
+    anchor = "    trainer = transformers.Trainer("
+    script = ENTRY_SCRIPT.replace(anchor, FREEZE_LOOP + anchor)
+    return script.replace("@dataclass\nclass ModelArguments", TRAINABLE_LAYERS + "@dataclass\nclass ModelArguments", 1)
+
 
 ATTENTION_FLAGS = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 
@@ -366,7 +389,7 @@ def write_job(row: Dict[str, str], folder: Path) -> Path:
         flags = " \\\n    ".join(f"--{key} {value}" for key, value in pairs)
         launcher.write_text(f"#!/bin/bash\n{prefix}llamafactory-cli train \\\n    {flags}\n")
         return launcher
-    (folder / "train.py").write_text(ENTRY_SCRIPT)
+    (folder / "train.py").write_text(entry_script(row))
     flags = launcher_flags(row)
     lines = [f"{_launcher_line(row)} \\"] + [f"    {flag} \\" for flag in flags[:-1]] + [f"    {flags[-1]}"]
     launcher.write_text("#!/bin/bash\n" + "\n".join(lines) + "\n")

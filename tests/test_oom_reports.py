@@ -196,3 +196,14 @@ def test_an_unstated_llamafactory_setting_is_written_as_a_flag_read_from_the_env
     launcher = (tmp_path / "finetune.sh").read_text()
     assert "--deepspeed $DS_CONFIG" in launcher and not (tmp_path / "sft.yaml").exists()
     assert oom_score.score_row(row, RECIPES).verdict == "missed"  # no verdict rests on an unknown stage
+
+
+def test_a_freeze_row_freezes_all_but_its_last_layers_in_code(tmp_path):
+    row = next(r for r in ROWS if r["tuning"] == "freeze")
+    oom_score.write_job(oom_score.with_recipe(row, RECIPES), tmp_path)
+    script = (tmp_path / "train.py").read_text()
+    assert "param.requires_grad = False" in script and "TRAINABLE_LAYERS = [" in script
+    full = next(r for r in ROWS if r["tuning"] == "full" and not r["recipe"])
+    (tmp_path / "full").mkdir()
+    oom_score.write_job(full, tmp_path / "full")
+    assert "requires_grad" not in (tmp_path / "full" / "train.py").read_text()
