@@ -37,7 +37,8 @@ so its activations are kept for the backward pass; the job passes `--tune_vision
 `extra` says otherwise).
 
 A `freeze` row (only some layers train, chosen in code) gets an entry script that freezes every other
-parameter in a loop over `named_parameters()`, as freeze scripts do.
+parameter in a loop over `named_parameters()`, as freeze scripts do. A row whose `extra` names a preference `stage`
+(`dpo`, `orpo`, `kto`, `rm`) and is not LLaMA-Factory's runs TRL's trainer for it (no `ref_model` passed).
 
 Run by hand: `python benchmarks/oom_score.py [path/to/oom_reports.csv] [--ids id1,id2] [--keep FOLDER]`;
 `--keep` also writes each row's job under FOLDER/ID, to run `trainlint estimate` on it.
@@ -125,14 +126,25 @@ FREEZE_LOOP = """\
 TRAINABLE_LAYERS = 'TRAINABLE_LAYERS = ["layers.27.", "layers.26."]\n\n\n'
 
 
+# The TRL trainer a row's `stage` (in `extra`) names, for rows that are not LLaMA-Factory's (whose recipe takes
+# the stage itself): preference training puts both answers of a pair in a batch, and DPO/KTO keep a reference copy.
+TRL_TRAINERS = {"dpo": "DPOTrainer", "orpo": "ORPOTrainer", "kto": "KTOTrainer", "rm": "RewardTrainer"}
+
+
 def entry_script(row: Dict[str, str]) -> str:
-    """The generated entry script: the HF argument dataclasses and a Trainer, with the freezing loop of a
-    `freeze` row."""
-    if row["tuning"] != "freeze":
-        return ENTRY_SCRIPT
-    anchor = "    trainer = transformers.Trainer("
-    script = ENTRY_SCRIPT.replace(anchor, FREEZE_LOOP + anchor)
-    return script.replace("@dataclass\nclass ModelArguments", TRAINABLE_LAYERS + "@dataclass\nclass ModelArguments", 1)
+    """The generated entry script: the HF argument dataclasses and a Trainer (TRL's for a preference `stage`),
+    with the freezing loop of a `freeze` row."""
+    script = ENTRY_SCRIPT
+    trainer = TRL_TRAINERS.get(dict(extra_settings(row)).get("stage", ""))
+    if trainer is not None:
+        script = script.replace("import transformers\n", f"import transformers\nfrom trl import {trainer}\n", 1)
+        script = script.replace("transformers.Trainer(", f"{trainer}(", 1)
+    if row["tuning"] == "freeze":
+        anchor = f"    trainer = {trainer or 'transformers.Trainer'}("
+        script = script.replace(anchor, FREEZE_LOOP + anchor)
+        first_class = "@dataclass\nclass ModelArguments"
+        script = script.replace(first_class, TRAINABLE_LAYERS + first_class, 1)
+    return script
 
 
 ATTENTION_FLAGS = {"flash": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
@@ -319,7 +331,8 @@ def launcher_flags(row: Dict[str, str]) -> List[str]:
     if row["attention"] in ATTENTION_FLAGS:
         flags.append(f"--attn_implementation {ATTENTION_FLAGS[row['attention']]}")
     flags += _precision_flags(row["precision"]) + _tuning_flags(row) + _sharding_flags(row)
-    flags += [f"--{key} {value}" for key, value in extra_settings(row)]
+    # A `stage` picks the entry script's trainer (entry_script); every other extra setting is a flag.
+    flags += [f"--{key} {value}" for key, value in extra_settings(row) if key != "stage"]
     flags += ["--output_dir out", '--eval_strategy "no"']
     return flags
 

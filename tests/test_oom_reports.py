@@ -207,3 +207,10 @@ def test_a_freeze_row_freezes_all_but_its_last_layers_in_code(tmp_path):
     (tmp_path / "full").mkdir()
     oom_score.write_job(full, tmp_path / "full")
     assert "requires_grad" not in (tmp_path / "full" / "train.py").read_text()
+
+
+def test_a_preference_stage_runs_trl_s_trainer_and_is_no_flag(tmp_path):
+    row = next(r for r in ROWS if r["id"] == "s26-alignhb-22-zephyr7b-dpo-full-zero3-8xa40-b1")
+    oom_score.write_job(oom_score.with_recipe(row, RECIPES), tmp_path)
+    assert "trainer = DPOTrainer(" in (tmp_path / "train.py").read_text()
+    assert "--stage" not in (tmp_path / "finetune.sh").read_text()
