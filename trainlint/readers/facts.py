@@ -147,11 +147,22 @@ class Override:
     tests_any: bool = False
 
 
+# The `other_keywords` callee that marks a call of TRL's PPOConfig from before 0.12 (not TrainingArguments):
+# the PPOTrainer built on it is no HF Trainer either.
+LEGACY_PPO_CONFIG = "PPOConfig (TRL before 0.12)"
+
+
 @dataclass(frozen=True)
 class ImportInfo:
     module: str  # dotted, as written ("llava.train.train"; relative imports keep their dots: ".arguments")
     names: Tuple[str, ...]
     origin: Origin
+    # The name each of `names` is bound to in the importer (`from m import A as B` binds `B`), in order.
+    bound: Tuple[str, ...] = ()
+
+    def bindings(self) -> Tuple[Tuple[str, str], ...]:
+        """(imported name, the name it is bound to) pairs."""
+        return tuple(zip(self.names, self.bound or self.names))
 
 
 @dataclass(frozen=True)

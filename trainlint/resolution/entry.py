@@ -9,6 +9,7 @@ from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
+    LEGACY_PPO_CONFIG,
     DataclassInfo,
     FieldDefault,
     Keyword,
@@ -78,9 +79,12 @@ class EntryFacts:
         """Trainer calls that are HF's (or a subclass's): a Lightning `Trainer` has none of HF's
         arguments or defaults, so it must not bring them in."""
         lightning = {name for module in self.modules for info in module.imports
-                     if info.module.split(".")[0] in _LIGHTNING for name in info.names}
+                     if info.module.split(".")[0] in _LIGHTNING for _name, name in info.bindings()}
+        # TRL's PPOTrainer before 0.12, built on the old PPOConfig, is no subclass of HF's Trainer.
+        legacy_ppo = any(callee == LEGACY_PPO_CONFIG for callee, _keyword in self.other_keywords)
         return [call for call in self.trainer_calls
-                if call.callee.split(".")[0] not in _LIGHTNING and call.callee not in lightning]
+                if call.callee.split(".")[0] not in _LIGHTNING and call.callee not in lightning
+                and not (legacy_ppo and _last(call.callee) == "PPOTrainer")]
 
     def accepted_flags(self) -> Optional[frozenset]:
         if not self.has_parser or self.unresolved_parser_class:
@@ -161,7 +165,7 @@ def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots:
     roots = [path.resolve().parent, *roots]
     found = []
     for info in module.imports:
-        wanted = [name for name in info.names if name in needed or name == "*"]
+        wanted = [name for name, bound in info.bindings() if name in needed or bound in needed or name == "*"]
         if not wanted:
             continue
         target = workspace.module(info.module, path, roots)
@@ -204,7 +208,7 @@ def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace,
     roots = [path.resolve().parent, *roots]
     local = set()
     for info in module.imports:
-        wanted = called.intersection(info.names)
+        wanted = {bound for _name, bound in info.bindings() if bound in called}
         if wanted and workspace.module(info.module, path, roots) is not None:
             local |= wanted
     return local

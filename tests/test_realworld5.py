@@ -1,0 +1,111 @@
+"""Constructs met in a fifth round of public fine-tuning repositories (LLaVA derivatives and Chinese
+fine-tuning repositories), written here in our own words."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write_tree
+from trainlint.core import Unknown
+from trainlint.resolution import scan
+from trainlint.resolution.workspace import Workspace
+
+
+def _run(folder: Path, name: str):
+    [run] = scan([folder / name], workspace=Workspace(folder)).runs
+    return run
+
+
+def _findings(cli, folder: Path, code: str):
+    _, document = cli.check_json(folder, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8")
+    return [f for f in document["findings"] if f["code"] == code]
+
+
+# ------------------------------------------------------------- TRL's PPOConfig before 0.12
+_ACCELERATE_YAML = """distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: ds.json
+num_machines: 1
+num_processes: 8
+"""
+_DS_BF16 = '{"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": "auto"}\n'
+_PPO_LAUNCH = ("accelerate launch --config_file acc.yaml ppo.py --model_name m --batch_size 64 "
+               "--mini_batch_size 4 --gradient_accumulation_steps 2\n")
+_PPO_SCRIPT = """from dataclasses import dataclass, field
+from typing import Optional
+
+from transformers import HfArgumentParser
+from trl import PPOConfig, PPOTrainer
+
+
+@dataclass
+class Options:
+    model_name: Optional[str] = field(default="")
+    batch_size: Optional[int] = field(default=32)
+    mini_batch_size: Optional[int] = field(default=4)
+    gradient_accumulation_steps: Optional[int] = field(default=1)
+
+
+options = HfArgumentParser(Options).parse_args_into_dataclasses()[0]
+config = PPOConfig(
+    batch_size=options.batch_size,
+    mini_batch_size=options.mini_batch_size,
+    gradient_accumulation_steps=options.gradient_accumulation_steps,
+    gradient_checkpointing={checkpointing},
+    {epochs}=4,
+)
+trainer = PPOTrainer(config, None, None, None)
+"""
+
+
+def _ppo_tree(tmp_path: Path, epochs: str) -> None:
+    write_tree(tmp_path, {"run.sh": _PPO_LAUNCH, "acc.yaml": _ACCELERATE_YAML, "ds.json": _DS_BF16,
+                          "ppo.py": _PPO_SCRIPT.format(epochs=epochs, checkpointing="True")})
+
+
+def test_the_old_ppo_config_brings_no_training_arguments_defaults(tmp_path):
+    _ppo_tree(tmp_path, "ppo_epochs")  # a field only the PPOConfig of TRL before 0.12 has
+    run = _run(tmp_path, "run.sh")
+    assert "optim" not in run.settings  # no TrainingArguments default is assumed
+    assert "bf16" not in run.settings or isinstance(run.settings["bf16"].value, Unknown)
+    assert "per_device_train_batch_size" not in run.settings
+
+
+def test_the_old_ppo_config_and_a_bf16_deepspeed_config_are_no_precision_mismatch(cli, tmp_path):
+    _ppo_tree(tmp_path, "ppo_epochs")
+    assert _findings(cli, tmp_path, "TL202") == []
+
+
+def test_the_keywords_of_the_old_ppo_config_are_no_trainer_settings(tmp_path):
+    _ppo_tree(tmp_path, "ppo_epochs")
+    setting = _run(tmp_path, "run.sh").settings.get("gradient_checkpointing")
+    assert setting is None or setting.value is not True  # not TrainingArguments' switch
+
+
+def test_the_ppo_config_built_on_training_arguments_keeps_its_keywords(tmp_path):
+    _ppo_tree(tmp_path, "num_ppo_epochs")  # TRL 0.12 on: TrainingArguments underneath
+    run = _run(tmp_path, "run.sh")
+    assert run.settings["optim"].value == "adamw_torch"  # TrainingArguments' default
+    assert run.settings["gradient_checkpointing"].value is True
+
+
+# ------------------------------------------------------------- a trainer imported under another name
+_ALIAS_SCRIPT = """import argparse
+
+from own_trainer import ShardedPPOTrainer as PPOTrainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--per_device_train_batch_size", type=int, default=2)
+args = parser.parse_args()
+trainer = PPOTrainer(args)
+"""
+_OWN_TRAINER = """class ShardedPPOTrainer:
+    def __init__(self, args):
+        self.args = args
+"""
+
+
+def test_a_trainer_of_the_repository_imported_under_another_name_is_its_own(tmp_path):
+    write_tree(tmp_path, {"run.sh": "torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 2\n",
+                          "train.py": _ALIAS_SCRIPT, "own_trainer.py": _OWN_TRAINER})
+    run = _run(tmp_path, "run.sh")
+    assert "optim" not in run.settings  # no TrainingArguments default is assumed
