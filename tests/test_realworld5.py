@@ -109,3 +109,20 @@ def test_a_trainer_of_the_repository_imported_under_another_name_is_its_own(tmp_
                           "train.py": _ALIAS_SCRIPT, "own_trainer.py": _OWN_TRAINER})
     run = _run(tmp_path, "run.sh")
     assert "optim" not in run.settings  # no TrainingArguments default is assumed
+
+
+# ------------------------------------------------------------- a DeepSpeed config that is not there
+_HF_SCRIPT = """from transformers import HfArgumentParser, TrainingArguments
+
+args = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()[0]
+"""
+
+
+def test_a_missing_deepspeed_config_leaves_the_zero_stage_unknown_not_none(cli, tmp_path):
+    write_tree(tmp_path, {
+        "run.sh": ("deepspeed --num_gpus 8 train.py --deepspeed ./configs/zero3.json --model_name_or_path "
+                   "meta-llama/Llama-2-70b-hf --per_device_train_batch_size 1 --bf16 True\n"),
+        "train.py": _HF_SCRIPT})
+    assert isinstance(_run(tmp_path, "run.sh").settings["zero_stage"].value, Unknown)
+    assert len(_findings(cli, tmp_path, "TL302")) == 1  # the config is reported missing
+    assert all("without ZeRO" not in f["message"] for f in _findings(cli, tmp_path, "TL108"))

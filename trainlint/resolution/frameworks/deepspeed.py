@@ -25,6 +25,9 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
         candidates.diagnostics.append(Diagnostic(
             "missing-file", f"the DeepSpeed config `{shown}` does not exist", named_by.origin.path
             if named_by.origin else shown, named_by.origin))
+        # The config that would have set the stage is not there to read: the stage is unknown, not none.
+        candidates.add(K.ZERO_STAGE, Setting(Unknown(f"the DeepSpeed config `{shown}` is not there to read"),
+                                             SourceKind.DERIVED, None, via=(named_by,)))
         return
     config = workspace.config(path)
     inputs.read_config(config, DEEPSPEED_SPELLING)
