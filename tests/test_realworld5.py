@@ -126,3 +126,45 @@ def test_a_missing_deepspeed_config_leaves_the_zero_stage_unknown_not_none(cli, 
     assert isinstance(_run(tmp_path, "run.sh").settings["zero_stage"].value, Unknown)
     assert len(_findings(cli, tmp_path, "TL302")) == 1  # the config is reported missing
     assert all("without ZeRO" not in f["message"] for f in _findings(cli, tmp_path, "TL108"))
+
+
+# ------------------------------------------------------------- a `cd` into a directory not known
+_CD_LAUNCH = """cd "$(dirname "${{BASH_SOURCE[0]}}")/../src/"
+deepspeed {entry} --deepspeed ds_config.json --per_device_train_batch_size 2 --gradient_accumulation_steps 4
+"""
+
+
+def test_files_named_after_a_cd_into_an_unknown_directory_are_unknown_not_missing(cli, tmp_path):
+    write_tree(tmp_path, {"scripts/run.sh": _CD_LAUNCH.format(entry="main.py"), "src/main.py": _HF_SCRIPT,
+                          "src/ds_config.json": '{"zero_optimization": {"stage": 2}}\n'})
+    assert _findings(cli, tmp_path, "TL302") == []
+    run = _run(tmp_path, "scripts/run.sh")
+    assert isinstance(run.settings["zero_stage"].value, Unknown)
+
+
+def test_a_module_entry_after_a_cd_into_an_unknown_directory_is_unknown(cli, tmp_path):
+    launch = ('cd "$(dirname "$0")/../src"\n'
+              "torchrun --nproc_per_node 8 -m pkg.train --per_device_train_batch_size 2\n")
+    write_tree(tmp_path, {"scripts/run.sh": launch, "pkg/__init__.py": "", "pkg/other.py": _HF_SCRIPT})
+    assert _findings(cli, tmp_path, "TL302") == []
+    write_tree(tmp_path, {"scripts/run.sh": launch.split("\n", 1)[1]})
+    assert len(_findings(cli, tmp_path, "TL302")) == 1  # from the folder trainlint knows, it is missing
+
+
+def test_without_the_cd_the_same_files_are_missing(cli, tmp_path):
+    launch = _CD_LAUNCH.format(entry="main.py").split("\n", 1)[1]
+    write_tree(tmp_path, {"scripts/run.sh": launch, "src/main.py": _HF_SCRIPT})
+    messages = sorted(f["message"] for f in _findings(cli, tmp_path, "TL302"))
+    assert len(messages) == 2 and "entry script `main.py`" in messages[1]
+
+
+def test_a_recipe_in_the_home_folder_is_unknown_not_missing(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": "llamafactory-cli train ~/recipes/sft.yaml\n"})
+    assert _findings(cli, tmp_path, "TL302") == []
+
+
+def test_a_cd_into_a_folder_and_back_out_leaves_the_directory_known(cli, tmp_path):
+    launch = ('if [ "$1" == "one" ]; then\n  cd eval/one\n  python score.py\n  cd ../..\nfi\n'
+              "torchrun --nproc_per_node 8 gone.py --per_device_train_batch_size 2\n")
+    write_tree(tmp_path, {"eval.sh": launch, "eval/one/score.py": "print(1)\n"})
+    assert len(_findings(cli, tmp_path, "TL302")) == 1  # back where it started: `gone.py` is missing

@@ -34,6 +34,9 @@ class Launch:
     env: Mapping[str, Setting] = field(default_factory=dict)
     # Directory the command runs in, relative to the script's directory, when a `cd` is known.
     cwd: Optional[str] = None
+    # A `cd` into a directory not known statically came before (`cd "$(dirname "$0")/../sft"`): a relative
+    # path the command names may be anywhere, so one not found is unknown rather than missing.
+    cwd_unknown: bool = False
     # `"$@"`/`$*` among the arguments: the caller may add flags trainlint cannot see.
     passthrough: bool = False
     # Wrapped as `srun ... bash -c '...'` or similar: only exported variables reach it.

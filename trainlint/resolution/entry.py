@@ -119,7 +119,8 @@ class ModuleEntry:
     shown: str  # how reports name the entry
 
 
-def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path]) -> ModuleEntry:
+def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path],
+                  cwd_unknown: bool = False) -> ModuleEntry:
     """The file a module entry runs. A package runs its `__main__.py`. A module whose top-level
     package is not in the repository comes from an installed package (`-m lmms_eval`): not missing,
     just unknown; one whose package is here but which is not, is missing."""
@@ -130,12 +131,16 @@ def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Seque
             found = main
         return ModuleEntry(found, True, display_path(found))
     top = dotted.split(".")[0]
+    if cwd_unknown:
+        # `python -m` looks in the directory it runs in, which a `cd` trainlint cannot follow chose.
+        return ModuleEntry(None, None, f"{dotted} (run from a directory not known statically: its arguments "
+                                       "are unknown)")
     if workspace.module(top, importer, dirs) is not None or any((Path(d) / top).is_dir() for d in dirs):
         return ModuleEntry(None, False, dotted)
     return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
 
 
-def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path]) -> ModuleEntry:
+def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_unknown: bool = False) -> ModuleEntry:
     """The file a launcher runs. One in a home folder (`~/projects/transformers/run_glue.py`) is another
     checkout on the user's machine: unknown here, not missing."""
     found = workspace.find(written, dirs)
@@ -143,6 +148,10 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path]) -> M
         return ModuleEntry(found, None, display_path(found))  # exists=True once it is read as Python
     if written.startswith("~"):
         return ModuleEntry(None, None, f"{written} (outside the repository: its arguments are unknown)")
+    if cwd_unknown and not written.startswith("/"):
+        # Relative to a directory a `cd` trainlint cannot follow chose: it may be there.
+        return ModuleEntry(None, None, f"{written} (relative to a directory not known statically: its arguments "
+                                       "are unknown)")
     return ModuleEntry(None, False, written)
 
 
