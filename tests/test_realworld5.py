@@ -168,3 +168,28 @@ def test_a_cd_into_a_folder_and_back_out_leaves_the_directory_known(cli, tmp_pat
               "torchrun --nproc_per_node 8 gone.py --per_device_train_batch_size 2\n")
     write_tree(tmp_path, {"eval.sh": launch, "eval/one/score.py": "print(1)\n"})
     assert len(_findings(cli, tmp_path, "TL302")) == 1  # back where it started: `gone.py` is missing
+
+
+# ------------------------------------------------------------- arrays built from an unquoted unknown expansion
+_ARRAY_LAUNCH = """DEVICES="0,1"
+LIST=({element})
+torchrun --nproc_per_node=${{#LIST[@]}} train.py --per_device_train_batch_size 2
+"""
+
+
+def test_an_array_of_an_unquoted_unknown_expansion_has_an_unknown_length(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element="${DEVICES//,/ }"), "train.py": _HF_SCRIPT})
+    assert isinstance(_run(tmp_path, "run.sh").settings["world_size"].value, Unknown)
+    assert _findings(cli, tmp_path, "TL112") == []  # not "1 GPU"
+
+
+def test_an_array_of_a_quoted_unknown_expansion_has_one_element(tmp_path):
+    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element='"${DEVICES//,/ }"'), "train.py": _HF_SCRIPT})
+    assert _run(tmp_path, "run.sh").settings["world_size"].value == 1
+
+
+def test_elements_after_an_unquoted_unknown_expansion_are_unknown(tmp_path):
+    launch = ("LIST=(a ${DEVICES//,/ } 4)\n"
+              "torchrun --nproc_per_node=${LIST[2]} train.py --per_device_train_batch_size 2\n")
+    write_tree(tmp_path, {"run.sh": 'DEVICES="0,1"\n' + launch, "train.py": _HF_SCRIPT})
+    assert isinstance(_run(tmp_path, "run.sh").settings["world_size"].value, Unknown)

@@ -343,8 +343,13 @@ class ExpansionMixin(ReaderBase):
             else:
                 elements = (Element(binding.pieces, binding.setting),)
         index_text = node_text(ctx.doc, index).strip() if index is not None else ""
+        split = next((position for position, element in enumerate(elements) if element.may_split), None)
         if prefix == "#":
             if index_text in ("@", "*"):
+                if split is not None:
+                    return [Piece(unknown=Unknown(f"`{token}`: an element is an unquoted expansion of unknown value, "
+                                                  "which splits into an unknown number of elements"),
+                                  unknown_span=span, region=span, via=binding.settings)]
                 return [computed(str(len(elements)), span, binding.settings, in_dquote)]
             return self._unmodelled_piece(f"`{token}` is not modelled", span, binding)
         if index_text in ("@", "*"):
@@ -362,7 +367,7 @@ class ExpansionMixin(ReaderBase):
         number = None
         if index is not None:
             number, _, _ = self._arith(index, ctx, state)
-        if number is None or not 0 <= number < len(elements):
+        if number is None or not 0 <= number < len(elements) or (split is not None and number >= split):
             return self._unmodelled_piece(f"array element `{token}` is not known statically", span, binding)
         element = elements[number]
         return self._use_pieces(binding, span, in_dquote, element.pieces, (element.setting,))
