@@ -178,18 +178,43 @@ torchrun --nproc_per_node=${{#LIST[@]}} train.py --per_device_train_batch_size 2
 
 
 def test_an_array_of_an_unquoted_unknown_expansion_has_an_unknown_length(cli, tmp_path):
-    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element="${DEVICES//,/ }"), "train.py": _HF_SCRIPT})
+    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element="$(list_devices)"), "train.py": _HF_SCRIPT})
     assert isinstance(_run(tmp_path, "run.sh").settings["world_size"].value, Unknown)
     assert _findings(cli, tmp_path, "TL112") == []  # not "1 GPU"
 
 
 def test_an_array_of_a_quoted_unknown_expansion_has_one_element(tmp_path):
-    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element='"${DEVICES//,/ }"'), "train.py": _HF_SCRIPT})
+    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element='"$(list_devices)"'), "train.py": _HF_SCRIPT})
     assert _run(tmp_path, "run.sh").settings["world_size"].value == 1
 
 
 def test_elements_after_an_unquoted_unknown_expansion_are_unknown(tmp_path):
-    launch = ("LIST=(a ${DEVICES//,/ } 4)\n"
+    launch = ("LIST=(a $(list_devices) 4)\n"
               "torchrun --nproc_per_node=${LIST[2]} train.py --per_device_train_batch_size 2\n")
     write_tree(tmp_path, {"run.sh": 'DEVICES="0,1"\n' + launch, "train.py": _HF_SCRIPT})
     assert isinstance(_run(tmp_path, "run.sh").settings["world_size"].value, Unknown)
+
+
+# ------------------------------------------------------------- bash pattern substitution with a literal pattern
+def test_a_pattern_substitution_splits_a_device_list_into_its_count(tmp_path):
+    write_tree(tmp_path, {"run.sh": _ARRAY_LAUNCH.format(element="${DEVICES//,/ }"), "train.py": _HF_SCRIPT})
+    assert _run(tmp_path, "run.sh").settings["world_size"].value == 2
+
+
+def _model_path(tmp_path: Path, expansion: str):
+    launch = f'M="org/model-7b"\ntorchrun train.py --model_name_or_path {expansion} --per_device_train_batch_size 2\n'
+    write_tree(tmp_path, {"run.sh": launch, "train.py": _HF_SCRIPT})
+    return _run(tmp_path, "run.sh").settings["model_name_or_path"].value
+
+
+def test_literal_pattern_substitutions_are_computed(tmp_path):
+    assert _model_path(tmp_path, "${M//\\//_}") == "org_model-7b"  # every `/` (escaped in the pattern)
+    assert _model_path(tmp_path, "${M/o/0}") == "0rg/model-7b"  # the first match only
+    assert _model_path(tmp_path, '"${M//-/ }"') == "org/model 7b"
+    assert _model_path(tmp_path, "${M/7b}") == "org/model-"  # no string: the match is deleted
+
+
+def test_a_pattern_with_a_wildcard_or_a_special_replacement_stays_unknown(tmp_path):
+    assert isinstance(_model_path(tmp_path, "${M//[a-z]/x}"), Unknown)
+    assert isinstance(_model_path(tmp_path, "${M//o/&&}"), Unknown)  # `&` is the match in bash 5.2
+    assert isinstance(_model_path(tmp_path, "${M//o/$X}"), Unknown)
