@@ -218,3 +218,25 @@ def test_a_pattern_with_a_wildcard_or_a_special_replacement_stays_unknown(tmp_pa
     assert isinstance(_model_path(tmp_path, "${M//[a-z]/x}"), Unknown)
     assert isinstance(_model_path(tmp_path, "${M//o/&&}"), Unknown)  # `&` is the match in bash 5.2
     assert isinstance(_model_path(tmp_path, "${M//o/$X}"), Unknown)
+
+
+# ------------------------------------------------------------- a process count beside a device list
+_VISIBLE_LAUNCH = ("CUDA_VISIBLE_DEVICES={devices} torchrun --nproc_per_node 2 train.py "
+                   "--per_device_train_batch_size 4 --gradient_accumulation_steps 8\n")
+
+
+def _ported_count(cli, tmp_path: Path, devices: str) -> str:
+    write_tree(tmp_path, {"run.sh": _VISIBLE_LAUNCH.format(devices=devices), "train.py": _HF_SCRIPT})
+    cli.run(tmp_path, "fix", "--isolated", "--unsafe-fixes", "--gpu", "a100-80gb", "--num-gpus", "8",
+            "--select", "TL112")
+    return (tmp_path / "run.sh").read_text()
+
+
+def test_a_process_count_is_not_raised_past_the_devices_the_launch_sees(cli, tmp_path):
+    original = _VISIBLE_LAUNCH.format(devices="0,1")
+    assert _ported_count(cli, tmp_path, "0,1") == original  # 8 processes on 2 visible GPUs would not start
+
+
+def test_a_process_count_within_the_visible_devices_is_raised_keeping_the_global_batch(cli, tmp_path):
+    ported = _ported_count(cli, tmp_path, "0,1,2,3,4,5,6,7")  # 4 x 8 x 2 = 64 = 4 x 2 x 8
+    assert "--nproc_per_node 8 " in ported and "--gradient_accumulation_steps 2\n" in ported

@@ -434,6 +434,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         batch_multiplier=build.batch_multiplier,
         transformers_pin=transformers_pin(build.workspace, build.script_path, facts.path if facts else None),
         transformers_ceiling=transformers_ceiling(build.workspace, build.script_path, facts.path if facts else None),
+        visible_devices=build.launch.env.get("CUDA_VISIBLE_DEVICES"),
     )
 
 
