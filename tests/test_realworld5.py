@@ -233,8 +233,14 @@ def _ported_count(cli, tmp_path: Path, devices: str) -> str:
 
 
 def test_a_process_count_is_not_raised_past_the_devices_the_launch_sees(cli, tmp_path):
-    original = _VISIBLE_LAUNCH.format(devices="0,1")
-    assert _ported_count(cli, tmp_path, "0,1") == original  # 8 processes on 2 visible GPUs would not start
+    original = _VISIBLE_LAUNCH.format(devices="2,3")
+    assert _ported_count(cli, tmp_path, "2,3") == original  # 8 processes on 2 visible GPUs would not start
+
+
+def test_a_list_of_the_first_devices_grows_with_the_process_count(cli, tmp_path):
+    ported = _ported_count(cli, tmp_path, "0,1")
+    assert ported.startswith("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ") and "--nproc_per_node 8 " in ported
+    assert "--gradient_accumulation_steps 2\n" in ported  # 4 x 8 x 2 = 4 x 2 x 8
 
 
 def test_a_process_count_within_the_visible_devices_is_raised_keeping_the_global_batch(cli, tmp_path):

@@ -242,15 +242,21 @@ class Planner:
             return []
         if stated.nodes != 1:
             raise Refused(f"the launch spans {stated.nodes} nodes; change its GPU count by hand")
+        edits = [self._rewrite_count(run, stated, new, together)]
         visible = run.facts.visible_devices
         if not stated.devices and visible is not None and visible is not stated.source:
             listed = count_devices(visible.value) if isinstance(visible.value, str) else None
             if listed is None or listed < new:
-                # More processes than the devices the launch sees fail at start-up (`invalid device ordinal`).
+                # More processes than the devices the launch sees fail at start-up (`invalid device ordinal`):
+                # the list grows with the count, when it names the first GPUs in order.
                 where = f" at {visible.origin}" if visible.origin is not None else ""
-                raise Refused(f"the launch sees only the GPUs CUDA_VISIBLE_DEVICES{where} lists; change the list "
-                              f"and the count to {new} by hand")
-        return [self._rewrite_count(run, stated, new, together)]
+                try:
+                    edits.append(self._rewrite_count(run, LauncherCount(listed or 0, visible, True), new, together))
+                except Refused:
+                    raise Refused(f"the launch sees only the GPUs CUDA_VISIBLE_DEVICES{where} lists, and the list "
+                                  f"cannot grow to {new} without choosing which; change it and the count by hand"
+                                  ) from None
+        return edits
 
     def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int,
                        together: Tuple[str, ...] = ()) -> Edit:
