@@ -428,7 +428,7 @@ def test_syntax_error_is_reported_and_reading_goes_on(tmp_path):
 
 
 def test_unmodelled_construct_in_a_launch_argument(tmp_path):
-    text = "NAME=abc\npython t.py --run ${NAME/a/b}\necho ${NAME/a/b}\n"
+    text = "NAME=abc\npython t.py --run ${NAME^^}\necho ${NAME^^}\n"
     script = read_text(tmp_path, text)
     (diagnostic,) = script.diagnostics
     assert diagnostic.kind == "unmodelled-construct" and diagnostic.origin.line == 2

@@ -398,6 +398,9 @@ class RunFacts:
     transformers_pin: Optional[Setting] = None
     # Without an exact pin: the first requirement that bounds the `transformers` version from above.
     transformers_ceiling: Optional[VersionCeiling] = None
+    # The `CUDA_VISIBLE_DEVICES` the launch runs with, when its environment sets it: a process count changed
+    # elsewhere must stay within the devices it lists.
+    visible_devices: Optional[Setting] = None
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,15 @@ from trainlint.fixers.edits import by_path, collide
 from trainlint.formats import FileKind
 from trainlint.knobs import K
 from trainlint.linter import LintResult
-from trainlint.memory.plans import LauncherCount, Plan, PortPlan, chosen_plan, launcher_gpu_count, plan_port
+from trainlint.memory.plans import (
+    LauncherCount,
+    Plan,
+    PortPlan,
+    chosen_plan,
+    count_devices,
+    launcher_gpu_count,
+    plan_port,
+)
 
 # Findings whose fix is the job's port plan: the memory rules and the GPU-count rule. The plan changes
 # several knobs at once (a rule's single change is planned against the job as it is).
@@ -234,7 +242,21 @@ class Planner:
             return []
         if stated.nodes != 1:
             raise Refused(f"the launch spans {stated.nodes} nodes; change its GPU count by hand")
-        return [self._rewrite_count(run, stated, new, together)]
+        edits = [self._rewrite_count(run, stated, new, together)]
+        visible = run.facts.visible_devices
+        if not stated.devices and visible is not None and visible is not stated.source:
+            listed = count_devices(visible.value) if isinstance(visible.value, str) else None
+            if listed is None or listed < new:
+                # More processes than the devices the launch sees fail at start-up (`invalid device ordinal`):
+                # the list grows with the count, when it names the first GPUs in order.
+                where = f" at {visible.origin}" if visible.origin is not None else ""
+                try:
+                    edits.append(self._rewrite_count(run, LauncherCount(listed or 0, visible, True), new, together))
+                except Refused:
+                    raise Refused(f"the launch sees only the GPUs CUDA_VISIBLE_DEVICES{where} lists, and the list "
+                                  f"cannot grow to {new} without choosing which; change it and the count by hand"
+                                  ) from None
+        return edits
 
     def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int,
                        together: Tuple[str, ...] = ()) -> Edit:

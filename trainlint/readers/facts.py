@@ -34,6 +34,9 @@ class Launch:
     env: Mapping[str, Setting] = field(default_factory=dict)
     # Directory the command runs in, relative to the script's directory, when a `cd` is known.
     cwd: Optional[str] = None
+    # A `cd` into a directory not known statically came before (`cd "$(dirname "$0")/../sft"`): a relative
+    # path the command names may be anywhere, so one not found is unknown rather than missing.
+    cwd_unknown: bool = False
     # `"$@"`/`$*` among the arguments: the caller may add flags trainlint cannot see.
     passthrough: bool = False
     # Wrapped as `srun ... bash -c '...'` or similar: only exported variables reach it.
@@ -147,6 +150,11 @@ class Override:
     tests_any: bool = False
 
 
+# The `other_keywords` callee that marks a call of TRL's PPOConfig from before 0.12 (not TrainingArguments):
+# the PPOTrainer built on it is no HF Trainer either.
+LEGACY_PPO_CONFIG = "PPOConfig (TRL before 0.12)"
+
+
 @dataclass(frozen=True)
 class Gate:
     """One branch around a statement, read as argument tests the way `Override.tests` are: it holds when any test
@@ -175,6 +183,12 @@ class ImportInfo:
     module: str  # dotted, as written ("llava.train.train"; relative imports keep their dots: ".arguments")
     names: Tuple[str, ...]
     origin: Origin
+    # The name each of `names` is bound to in the importer (`from m import A as B` binds `B`), in order.
+    bound: Tuple[str, ...] = ()
+
+    def bindings(self) -> Tuple[Tuple[str, str], ...]:
+        """(imported name, the name it is bound to) pairs."""
+        return tuple(zip(self.names, self.bound or self.names))
 
 
 @dataclass(frozen=True)

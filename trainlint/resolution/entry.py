@@ -9,6 +9,7 @@ from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
+    LEGACY_PPO_CONFIG,
     DataclassInfo,
     FieldDefault,
     Keyword,
@@ -78,9 +79,12 @@ class EntryFacts:
         """Trainer calls that are HF's (or a subclass's): a Lightning `Trainer` has none of HF's
         arguments or defaults, so it must not bring them in."""
         lightning = {name for module in self.modules for info in module.imports
-                     if info.module.split(".")[0] in _LIGHTNING for name in info.names}
+                     if info.module.split(".")[0] in _LIGHTNING for _name, name in info.bindings()}
+        # TRL's PPOTrainer before 0.12, built on the old PPOConfig, is no subclass of HF's Trainer.
+        legacy_ppo = any(callee == LEGACY_PPO_CONFIG for callee, _keyword in self.other_keywords)
         return [call for call in self.trainer_calls
-                if call.callee.split(".")[0] not in _LIGHTNING and call.callee not in lightning]
+                if call.callee.split(".")[0] not in _LIGHTNING and call.callee not in lightning
+                and not (legacy_ppo and _last(call.callee) == "PPOTrainer")]
 
     def accepted_flags(self) -> Optional[frozenset]:
         if not self.has_parser or self.unresolved_parser_class:
@@ -115,7 +119,8 @@ class ModuleEntry:
     shown: str  # how reports name the entry
 
 
-def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path]) -> ModuleEntry:
+def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path],
+                  cwd_unknown: bool = False) -> ModuleEntry:
     """The file a module entry runs. A package runs its `__main__.py`. A module whose top-level
     package is not in the repository comes from an installed package (`-m lmms_eval`): not missing,
     just unknown; one whose package is here but which is not, is missing."""
@@ -126,12 +131,16 @@ def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Seque
             found = main
         return ModuleEntry(found, True, display_path(found))
     top = dotted.split(".")[0]
+    if cwd_unknown:
+        # `python -m` looks in the directory it runs in, which a `cd` trainlint cannot follow chose.
+        return ModuleEntry(None, None, f"{dotted} (run from a directory not known statically: its arguments "
+                                       "are unknown)")
     if workspace.module(top, importer, dirs) is not None or any((Path(d) / top).is_dir() for d in dirs):
         return ModuleEntry(None, False, dotted)
     return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
 
 
-def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path]) -> ModuleEntry:
+def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_unknown: bool = False) -> ModuleEntry:
     """The file a launcher runs. One in a home folder (`~/projects/transformers/run_glue.py`) is another
     checkout on the user's machine: unknown here, not missing."""
     found = workspace.find(written, dirs)
@@ -139,6 +148,10 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path]) -> M
         return ModuleEntry(found, None, display_path(found))  # exists=True once it is read as Python
     if written.startswith("~"):
         return ModuleEntry(None, None, f"{written} (outside the repository: its arguments are unknown)")
+    if cwd_unknown and not written.startswith("/"):
+        # Relative to a directory a `cd` trainlint cannot follow chose: it may be there.
+        return ModuleEntry(None, None, f"{written} (relative to a directory not known statically: its arguments "
+                                       "are unknown)")
     return ModuleEntry(None, False, written)
 
 
@@ -161,7 +174,7 @@ def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots:
     roots = [path.resolve().parent, *roots]
     found = []
     for info in module.imports:
-        wanted = [name for name in info.names if name in needed or name == "*"]
+        wanted = [name for name, bound in info.bindings() if name in needed or bound in needed or name == "*"]
         if not wanted:
             continue
         target = workspace.module(info.module, path, roots)
@@ -204,7 +217,7 @@ def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace,
     roots = [path.resolve().parent, *roots]
     local = set()
     for info in module.imports:
-        wanted = called.intersection(info.names)
+        wanted = {bound for _name, bound in info.bindings() if bound in called}
         if wanted and workspace.module(info.module, path, roots) is not None:
             local |= wanted
     return local

@@ -121,7 +121,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     build.batch_multiplier = data_batch(build.facts, flags)
     unread = _unread_reason(build) if build.facts is None else None
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs,
-                                  unread or _own_deepspeed_reason(build))
+                                  unread or _own_deepspeed_reason(build), cwd_unknown=launch.cwd_unknown)
     _world(build, dirs)
     _environment(build)
     entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
@@ -158,10 +158,10 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
     if entry is None or not isinstance(entry.value, str):
         return None
     if launch.entry_is_module:
-        located = locate_module(build.workspace, entry.value, build.script_path, dirs)
+        located = locate_module(build.workspace, entry.value, build.script_path, dirs, launch.cwd_unknown)
         build.entry_shown, build.entry_exists = located.shown, located.exists
         return located.path
-    located = locate_script(build.workspace, entry.value, dirs)
+    located = locate_script(build.workspace, entry.value, dirs, launch.cwd_unknown)
     build.entry_shown, build.entry_exists = located.shown, located.exists
     return located.path
 
@@ -179,7 +179,7 @@ def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False)
     sbatch = build.workspace.shell(build.script_path).sbatch if file_kind(build.script_path) == FileKind.SHELL else {}
     size = world_size(launch, sbatch, _hostfile(build, dirs))
     if launch.launcher == Launcher.ACCELERATE:
-        accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs)
+        accelerate.read_launch_config(build.inputs, build.workspace, launch.launcher_args, dirs, launch.cwd_unknown)
         if size is None and K.WORLD_SIZE not in build.candidates.by_knob and visible_decides:
             size = visible_gpus(launch.env, "accelerate without a config or --num_processes starts one process "
                                             "per visible GPU")
@@ -258,9 +258,10 @@ def _recipe_run(build: JobBuild, recipe: Optional[Path], flags: Flags, positiona
     `torchrun train.py recipe.yaml`: the recipe and the arguments next to it hold the settings."""
     shown_script = display_path(build.script_path)
     if recipe is None and build.launch.entry is not None:
-        build.candidates.diagnostics.append(Diagnostic(
-            "missing-file", f"the recipe `{build.launch.entry.value}` does not exist", shown_script,
-            build.launch.entry.origin))
+        if build.entry_exists is False:  # not one outside the tree or relative to a directory not known
+            build.candidates.diagnostics.append(Diagnostic(
+                "missing-file", f"the recipe `{build.launch.entry.value}` does not exist", shown_script,
+                build.launch.entry.origin))
         return _finish(build, shown_script)
     _world(build, dirs)
     add_recipe(build, recipe, _recipe_overrides(flags, positionals))
@@ -292,7 +293,8 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
     # A file naming FSDP shards by itself; one naming a DeepSpeed config has it read (the reason then goes unused).
     fsdp_named = any(key.split(".", 1)[0] == "fsdp" for key in written)
     deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs,
-                                  sharded_elsewhere=None if fsdp_named else out_of_view)
+                                  sharded_elsewhere=None if fsdp_named else out_of_view,
+                                  cwd_unknown=recipe is None and build.launch.cwd_unknown)
     if K.WORLD_SIZE not in build.candidates.by_knob:
         build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     if out_of_view is not None:
@@ -337,7 +339,7 @@ def _axolotl_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
     if config is not None and isinstance(config.value, str):
         # axolotl opens the config from the directory it runs in, and deployment templates write it there
         # before they start (`train.yaml`): one not in the tree is unknown, not missing.
-        located = locate_script(build.workspace, config.value, dirs)
+        located = locate_script(build.workspace, config.value, dirs, launch.cwd_unknown)
         recipe = located.path
         build.entry_shown = located.shown if recipe is not None else f"{config.value} (not in the scanned tree)"
     values = build.workspace.config(recipe).values if recipe is not None else {}
@@ -432,6 +434,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         batch_multiplier=build.batch_multiplier,
         transformers_pin=transformers_pin(build.workspace, build.script_path, facts.path if facts else None),
         transformers_ceiling=transformers_ceiling(build.workspace, build.script_path, facts.path if facts else None),
+        visible_devices=build.launch.env.get("CUDA_VISIBLE_DEVICES"),
     )
 
 

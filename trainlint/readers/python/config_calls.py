@@ -8,7 +8,7 @@ from typing import Mapping, Tuple
 import libcst as cst
 
 from trainlint.core import Diagnostic, Setting, SourceKind
-from trainlint.readers.facts import ConfigCall, Keyword
+from trainlint.readers.facts import LEGACY_PPO_CONFIG, ConfigCall, Keyword
 from trainlint.readers.python.context import empty_origin
 from trainlint.readers.python.expressions import keyword_args
 from trainlint.readers.python.findings import Findings
@@ -45,6 +45,21 @@ OTHER_CALL_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
 }
 
 
+# TRL's PPOConfig before 0.12 was a dataclass of its own (a rollout `batch_size`, `ppo_epochs`, `log_with`),
+# not TrainingArguments; 0.12 gave the name to the TrainingArguments-based one. A call with a field only the
+# old class has is the old class: its keywords are no trainer settings, and it brings no trainer defaults.
+LEGACY_PPO_FIELDS = frozenset(
+    {
+        "log_with", "task_name", "model_name", "query_dataset", "reward_model", "tracker_kwargs",
+        "accelerator_kwargs", "project_kwargs", "tracker_project_name", "push_to_hub_if_best_kwargs", "steps",
+        "adap_kl_ctrl", "init_kl_coef", "kl_penalty", "target", "horizon", "forward_batch_size", "ppo_epochs",
+        "optimize_cuda_cache", "optimize_device_cache", "early_stopping", "target_kl", "compare_steps",
+        "ratio_threshold", "use_score_scaling", "use_score_norm", "score_clip", "is_encoder_decoder",
+        "is_peft_model", "backward_batch_size", "global_backward_batch_size", "global_batch_size",
+    }
+)
+
+
 def is_config_class(callee: str) -> bool:
     """Whether a call's keywords are TrainingArguments fields."""
     return callee.endswith("TrainingArguments") or callee in TRL_CONFIGS
@@ -61,6 +76,11 @@ class ConfigCallReader:
     def config_call(self, node: cst.Call) -> None:
         ctx = self.ctx
         callee = ctx.text(node.func)
+        if callee.rsplit(".", 1)[-1] == "PPOConfig" and LEGACY_PPO_FIELDS.intersection(keyword_args(node)):
+            setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node),
+                              note="a PPOConfig of TRL before 0.12")
+            self.findings.other_keywords.append((LEGACY_PPO_CONFIG, Keyword("called", setting)))
+            return
         keywords = []
         for arg in node.args:
             if arg.keyword is not None:

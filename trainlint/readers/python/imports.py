@@ -82,13 +82,16 @@ def import_from_info(ctx: Context, node: cst.ImportFrom) -> Optional[ImportInfo]
         return None
     if isinstance(node.names, cst.ImportStar):
         names: Tuple[str, ...] = ("*",)
+        bound = names
     else:
         names = tuple(dotted_name(alias.name) or "" for alias in node.names)
+        bound = tuple(alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                      else name for alias, name in zip(node.names, names))
     first = node.relative[0] if node.relative else node.module
     last = node.module if node.module is not None else node.relative[-1]
     start, end = ctx.origin(first), ctx.origin(last)
     origin = ctx.source.origin(start.start_byte, end.end_byte) if start and end else empty_origin(ctx.source)
-    return ImportInfo(dots + written, names, origin)
+    return ImportInfo(dots + written, names, origin, bound if bound != names else ())
 
 
 def import_aliases(module: cst.Module) -> Dict[str, str]:

@@ -10,6 +10,8 @@ from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.syntax import adjacent_groups, node_text
 from trainlint.readers.shell.values import Binding, Ctx, Element, Node, Piece, Span, State, store, unique, value_of
 
+_SPLIT_EXPANSIONS = ("expansion", "simple_expansion", "command_substitution")
+
 
 class AssignmentsMixin(ReaderBase):
     """Binds variables to the pieces they are assigned, each piece keeping where it was written."""
@@ -70,13 +72,16 @@ class AssignmentsMixin(ReaderBase):
         elements: List[Element] = []
         children = [child for child in node.named_children if child.type != "comment"]
         for group in adjacent_groups(children):
+            # An expansion written outside quotes is split into words by bash.
+            unquoted = any(child.type in _SPLIT_EXPANSIONS for child in group)
             for word in self._words(group, ctx, state, SourceKind.SHELL_VARIABLE):
                 word_span = (
                     (word.setting.origin.start_byte, word.setting.origin.end_byte)
                     if word.setting.origin is not None
                     else span
                 )
-                elements.append(Element(store(list(word.pieces), word_span), word.setting))
+                may_split = unquoted and any(piece.unknown is not None for piece in word.pieces)
+                elements.append(Element(store(list(word.pieces), word_span), word.setting, may_split))
         joined: Value = " ".join(e.setting.value for e in elements if isinstance(e.setting.value, str))
         if any(not isinstance(e.setting.value, str) for e in elements):
             joined = Unknown("an array with unknown elements")

@@ -135,4 +135,5 @@ class CommandsMixin(ReaderBase):
             state.cwd, state.cwd_lost = target, False
         elif not state.cwd_lost:
             joined = posixpath.normpath(posixpath.join(state.cwd or "", target))
-            state.cwd = joined
+            # `cd eval/x` then `cd ../..` is back where the script started: no `cd` at all.
+            state.cwd = None if joined == "." else joined

@@ -24,6 +24,50 @@ from trainlint.readers.shell.values import (
     value_of,
 )
 
+_GLOB_OR_QUOTE = frozenset("*?[]'\"$`(){}")
+
+
+def _unescape(text: str) -> Optional[str]:
+    """A backslash-escaped literal (`\\/` is `/`), or None when it holds a wildcard, quote or expansion."""
+    out: List[str] = []
+    escaped = False
+    for char in text:
+        if escaped:
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _GLOB_OR_QUOTE:
+            return None
+        else:
+            out.append(char)
+    return None if escaped else "".join(out)
+
+
+def _literal_substitution(written: str) -> Optional[Tuple[str, str, str, bool]]:
+    """(anchor, pattern, replacement, every) of a `${X/pattern/string}` operator written as `written` (from the
+    first `/`), when the pattern is a literal bash would match as such and the string is plain text; None
+    otherwise. The anchor is `#` (a prefix), `%` (a suffix) or empty."""
+    every = written.startswith("//")
+    rest = written[2:] if every else written[1:]
+    anchor = ""
+    if not every and rest[:1] in ("#", "%"):
+        anchor, rest = rest[0], rest[1:]
+    index, escaped = 0, False
+    while index < len(rest):  # the pattern ends at the first unescaped `/`
+        if escaped:
+            escaped = False
+        elif rest[index] == "\\":
+            escaped = True
+        elif rest[index] == "/":
+            break
+        index += 1
+    pattern, replacement = _unescape(rest[:index]), rest[index + 1:]
+    # `&` stands for the match (bash 5.2's patsub_replacement); a backslash or `~` is read specially too.
+    if not pattern or any(char in _GLOB_OR_QUOTE or char in "&\\~" for char in replacement):
+        return None
+    return anchor, pattern, replacement, every
+
 
 class ExpansionMixin(ReaderBase):
     """Expands `$...` at a use site, recording a flow from each assignment it reads."""
@@ -152,7 +196,30 @@ class ExpansionMixin(ReaderBase):
             return self._trim_operator(binding, explained, operator, operands, span, token, ctx, state, in_dquote)
         if operator == ":":
             return self._substring(binding, explained, operator_nodes, span, token, ctx, state, in_dquote)
+        if operator in ("/", "//"):
+            written = doc.data[operator_nodes[0].start_byte:node.end_byte - 1].decode("utf-8", errors="replace")
+            parts = _literal_substitution(written)
+            if parts is not None:
+                return self._substitute(binding, explained, parts, span, token, in_dquote)
         return self._unmodelled_piece(f"`{token}` is not modelled", span, binding)
+
+    def _substitute(self, binding: Optional[Binding], explained: List[Piece], parts: Tuple[str, str, str, bool],
+                    span: Span, token: str, in_dquote: bool) -> List[Piece]:
+        """`${X//,/ }`: bash's pattern substitution, for a pattern with no wildcard."""
+        if binding is None:
+            return explained
+        value = value_of(binding.pieces)
+        if isinstance(value, Unknown):
+            return self._use_pieces(binding, span, in_dquote,
+                                    [Piece(unknown=Unknown(f"`{token}` substitutes in a value that is not known"))])
+        anchor, pattern, replacement, every = parts
+        if anchor == "#":
+            result = replacement + value[len(pattern):] if value.startswith(pattern) else value
+        elif anchor == "%":
+            result = value[:len(value) - len(pattern)] + replacement if value.endswith(pattern) else value
+        else:
+            result = value.replace(pattern, replacement, -1 if every else 1)
+        return [computed(result, span, binding.settings, in_dquote)]
 
     def _unmodelled_piece(self, reason: str, span: Span, binding: Optional[Binding] = None) -> List[Piece]:
         via = binding.settings if binding is not None else ()
@@ -343,8 +410,13 @@ class ExpansionMixin(ReaderBase):
             else:
                 elements = (Element(binding.pieces, binding.setting),)
         index_text = node_text(ctx.doc, index).strip() if index is not None else ""
+        split = next((position for position, element in enumerate(elements) if element.may_split), None)
         if prefix == "#":
             if index_text in ("@", "*"):
+                if split is not None:
+                    return [Piece(unknown=Unknown(f"`{token}`: an element is an unquoted expansion of unknown value, "
+                                                  "which splits into an unknown number of elements"),
+                                  unknown_span=span, region=span, via=binding.settings)]
                 return [computed(str(len(elements)), span, binding.settings, in_dquote)]
             return self._unmodelled_piece(f"`{token}` is not modelled", span, binding)
         if index_text in ("@", "*"):
@@ -362,7 +434,7 @@ class ExpansionMixin(ReaderBase):
         number = None
         if index is not None:
             number, _, _ = self._arith(index, ctx, state)
-        if number is None or not 0 <= number < len(elements):
+        if number is None or not 0 <= number < len(elements) or (split is not None and number >= split):
             return self._unmodelled_piece(f"array element `{token}` is not known statically", span, binding)
         element = elements[number]
         return self._use_pieces(binding, span, in_dquote, element.pieces, (element.setting,))

@@ -287,6 +287,7 @@ class LaunchesMixin(ReaderBase):
             script_args=tuple(w.setting for w in shape.script_args if not is_passthrough_marker(w)),
             env=full_env,
             cwd=None if state.cwd_lost else state.cwd,
+            cwd_unknown=state.cwd_lost,
             passthrough=any(word.passthrough for word in words),
             wrapper=wrapper,
             wrapper_args=ctx.wrapper_args if wrapper is not None else (),

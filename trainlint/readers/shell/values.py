@@ -47,6 +47,9 @@ class Piece:
 class Element:
     pieces: Tuple[Piece, ...]
     setting: Setting
+    # Written as an unquoted expansion whose value is unknown (`(${LIST//,/ })`): bash splits it into any
+    # number of elements, so the count and the positions from here on are unknown.
+    may_split: bool = False
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from trainlint.resolution.workspace import Workspace
 
 
 def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
-                       dirs: Sequence[Path]) -> None:
-    """The `--config_file` of `accelerate launch`, and the DeepSpeed config it names in turn."""
+                       dirs: Sequence[Path], cwd_unknown: bool = False) -> None:
+    """The `--config_file` of `accelerate launch`, and the DeepSpeed config it names in turn (`cwd_unknown`:
+    the launch runs from a directory not known statically, relative to which that config is named)."""
     config_setting = option_value(launcher_args, "config_file")
     if config_setting is None or not isinstance(config_setting.value, str):
         return
@@ -31,7 +32,8 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     inputs.read_config(config, ACCELERATE_SPELLING)
     ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
     if ds_file is not None and isinstance(ds_file.value, str):
-        deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs)
+        deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
+                               cwd_unknown)
 
 
 def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:

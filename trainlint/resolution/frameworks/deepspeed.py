@@ -18,13 +18,22 @@ CONFIG_ROOTS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_ba
 
 
 def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace: Workspace,
-                 inputs: JobInputs) -> None:
-    """The DeepSpeed config at `path` (None: `shown` names a file that does not exist)."""
+                 inputs: JobInputs, cwd_unknown: bool = False) -> None:
+    """The DeepSpeed config at `path` (None: `shown` names a file that does not exist; `cwd_unknown`: or one
+    relative to a directory a `cd` trainlint cannot follow chose, which may hold it)."""
     candidates = inputs.candidates
+    if path is None and cwd_unknown and not shown.startswith("/"):
+        candidates.add(K.ZERO_STAGE, Setting(Unknown(f"the DeepSpeed config `{shown}` is relative to a directory "
+                                                     "not known statically"), SourceKind.DERIVED, None,
+                                             via=(named_by,)))
+        return
     if path is None:
         candidates.diagnostics.append(Diagnostic(
             "missing-file", f"the DeepSpeed config `{shown}` does not exist", named_by.origin.path
             if named_by.origin else shown, named_by.origin))
+        # The config that would have set the stage is not there to read: the stage is unknown, not none.
+        candidates.add(K.ZERO_STAGE, Setting(Unknown(f"the DeepSpeed config `{shown}` is not there to read"),
+                                             SourceKind.DERIVED, None, via=(named_by,)))
         return
     config = workspace.config(path)
     inputs.read_config(config, DEEPSPEED_SPELLING)
@@ -34,7 +43,7 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
 
 def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
                         dirs: Sequence[Path], unread_entry: Optional[str] = None,
-                        sharded_elsewhere: Optional[str] = None) -> None:
+                        sharded_elsewhere: Optional[str] = None, cwd_unknown: bool = False) -> None:
     """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
     named, unless an accelerate config (read later) may bring one. `unread_entry`: why the entry script was
     not read; then no config named says nothing (the script may shard the model itself, FSDP or DeepSpeed
@@ -59,7 +68,7 @@ def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: 
         candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config path is not known"),
                                              SourceKind.DERIVED, None, via=(winner,)))
         return
-    apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs)
+    apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs, cwd_unknown)
 
 
 DEEPSPEED = Framework(name="deepspeed", namespace=DEEPSPEED_SPELLING)
