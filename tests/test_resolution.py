@@ -8,6 +8,7 @@ import pytest
 from tests.conftest import write_tree
 from trainlint.checks._examples import TRAIN_PY
 from trainlint.core import SourceKind, Unknown
+from trainlint.linter import lint, make_target
 from trainlint.readers.source import display_path
 from trainlint.resolution import scan
 from trainlint.resolution.batch import effective_batch
@@ -231,3 +232,22 @@ def test_a_lightning_trainer_brings_no_hf_defaults(tmp_path):
             "trainer.fit(model)\n")
     write_tree(tmp_path, {"run.sh": "torchrun --nproc_per_node 2 train.py --max_epochs 3\n", "train.py": code})
     assert _runs(tmp_path, "run.sh") == []  # not an HF job: no batch of 8 by default, no verdicts
+
+
+SUBMODULE_LAUNCH = ("#!/bin/bash\ndeepspeed llava/train/train_mem.py --deepspeed ./scripts/zero3.json \\\n"
+                    "    --model_name_or_path lmsys/vicuna-7b-v1.5 --per_device_train_batch_size 4 --bf16 True \\\n"
+                    "    --output_dir out\n")
+
+
+@pytest.mark.parametrize("checked_out, missing", [(False, False), (True, True)])
+def test_files_a_launcher_names_may_be_in_a_submodule_that_is_not_checked_out(tmp_path, checked_out, missing):
+    # The repository ships its scripts to be run from inside the upstream project it declares as a submodule:
+    # while that submodule is not checked out, what the scripts name there is unknown, not missing.
+    (tmp_path / ".gitmodules").write_text('[submodule "LLaVA"]\n\tpath = LLaVA\n\turl = https://example.com/llava\n')
+    (tmp_path / "LLaVA").mkdir()
+    if checked_out:
+        (tmp_path / "LLaVA" / "README.md").write_text("upstream\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "finetune.sh").write_text(SUBMODULE_LAUNCH)
+    codes = {f.code for f in lint([tmp_path], make_target("a100-80gb", None, 8)).findings}
+    assert ("TL302" in codes) is missing

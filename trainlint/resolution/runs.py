@@ -83,6 +83,10 @@ class JobBuild:
 
 def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Optional[TrainingRun]:
     """The run a launch starts, or None when it does not look like training (an eval loop)."""
+    if not launch.cwd_unknown and workspace.unpopulated_submodule(script_path) is not None:
+        # The repository declares a submodule it does not hold: its launchers may be meant to run from inside
+        # it, so a relative file not found here is unknown, not missing.
+        launch = replace(launch, cwd_unknown=True)
     build = JobBuild(launch, script_path, workspace)
     dirs = workspace.search_dirs(script_path, launch.cwd)
     shown_script = display_path(script_path)

@@ -32,6 +32,8 @@ T = TypeVar("T")
 _REQUIREMENT_FILES = ("requirements.txt", "requirements/train.txt", "requirements/runtime.txt", "pyproject.toml",
                       "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Dockerfile")
 _REQUIREMENT_VARIANT = re.compile(r"requirements[-_.][^/]*\.txt")
+# A submodule's folder in `.gitmodules` (git-config syntax: `path = LLaVA` under `[submodule "LLaVA"]`).
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(\S[^\n]*?)\s*$", re.MULTILINE)
 # Version-control metadata is never configuration, and `.git/config` may hold credentials.
 _PRIVATE_DIRS = frozenset({".git", ".hg", ".svn"})
 
@@ -107,6 +109,8 @@ class Workspace:
         self._screened: Dict[Tuple[Path, Tuple[str, ...]], bool] = {}
         self._pins: Dict[tuple, Optional[Setting]] = {}
         self._hostfiles: Dict[Path, Optional[HostFile]] = {}
+        # Folder holding a `.gitmodules` -> the first submodule it declares that is not checked out (or "").
+        self._submodules: Dict[Path, str] = {}
         self._pins_above: Dict[Tuple[Path, str], Optional[Setting]] = {}
         self._ceilings: Dict[Tuple[Path, str], Optional[VersionCeiling]] = {}
         self._ceilings_above: Dict[Tuple[Path, str], Optional[VersionCeiling]] = {}
@@ -342,6 +346,34 @@ class Workspace:
             above = None if marked or folder.parent == folder else self.repo_root(folder.parent)
             self._repo_roots[folder] = folder if marked else above
         return self._repo_roots[folder]
+
+    def unpopulated_submodule(self, script: Path) -> Optional[str]:
+        """A git submodule the repository around `script` declares (`.gitmodules`) whose folder is missing or
+        empty: a launcher may be meant to run from inside it, where the files it names are out of view."""
+        folder = self.resolved(script).parent
+        for candidate in [folder, *folder.parents]:
+            if not self.inside(candidate):
+                return None
+            if candidate not in self._submodules:
+                self._submodules[candidate] = self._unpopulated_in(candidate)
+            if self._submodules[candidate] is not None:
+                return self._submodules[candidate] or None
+        return None
+
+    def _unpopulated_in(self, folder: Path) -> Optional[str]:
+        """The first submodule `folder/.gitmodules` declares that is not checked out ("" when all are); None
+        without a `.gitmodules` there."""
+        declared = folder / ".gitmodules"
+        note_path(declared)
+        source = read_source(declared) if declared.is_file() else None
+        if source is None or isinstance(source, Diagnostic):
+            return None
+        for found in _SUBMODULE_PATH.finditer(source.text):
+            target = folder / found.group(1).strip()
+            note_folder(target)
+            if self.inside(target) and (not target.is_dir() or not any(target.iterdir())):
+                return found.group(1).strip()
+        return ""
 
     def hostfile(self, path: Path) -> Optional[HostFile]:
         """The DeepSpeed hostfile at `path`, or None when it is not in the tree (or not a regular file)."""
