@@ -47,7 +47,8 @@ class Candidates:
         coerced = coerce(knob_name, setting.value)
         if coerced.error and setting.origin is not None:
             self.diagnostics.append(Diagnostic(
-                "invalid-value", f"{knob_name} is set to {coerced.error}", setting.origin.path, setting.origin))
+                "invalid-value", f"{knob_name} cannot take this value: {coerced.error}", setting.origin.path,
+                setting.origin))
         if knob_name == K.EVAL_STRATEGY and isinstance(coerced.value, str):
             coerced = replace(coerced, value=coerced.value.lower().replace("intervalstrategy.", ""))
         self.by_knob.setdefault(knob_name, []).append(replace(setting, value=coerced.value))
