@@ -474,3 +474,16 @@ def test_non_utf8_bytes_and_no_trailing_newline(tmp_path):
     assert bs.value == "2" and bs.origin.end_byte == len(data)
     note = after(launch, "--note").via[0]
     assert (note.origin.start_byte, note.origin.end_byte) == (5, 9)
+
+
+@pytest.mark.parametrize("written, cwd", [
+    ('cd "$(dirname "${BASH_SOURCE[0]}")/../sft/"', "../sft"),
+    ('cd "$(dirname "$0")"', None),
+    ("cd $(dirname $0)/..", ".."),
+])
+def test_a_cd_into_the_scripts_own_folder_is_followed(tmp_path, written, cwd):
+    # `$0` and BASH_SOURCE name the script as invoked: before any other cd, their dirname is the script's folder.
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\n{written}\ndeepspeed main.py --per_device_train_batch_size 1\n")
+    [launch] = read_shell(script).launches
+    assert launch.cwd == cwd and not launch.cwd_unknown

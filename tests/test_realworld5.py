@@ -129,7 +129,7 @@ def test_a_missing_deepspeed_config_leaves_the_zero_stage_unknown_not_none(cli, 
 
 
 # ------------------------------------------------------------- a `cd` into a directory not known
-_CD_LAUNCH = """cd "$(dirname "${{BASH_SOURCE[0]}}")/../src/"
+_CD_LAUNCH = """cd "${{PROJECT_ROOT}}/src/"
 deepspeed {entry} --deepspeed ds_config.json --per_device_train_batch_size 2 --gradient_accumulation_steps 4
 """
 
@@ -143,7 +143,7 @@ def test_files_named_after_a_cd_into_an_unknown_directory_are_unknown_not_missin
 
 
 def test_a_module_entry_after_a_cd_into_an_unknown_directory_is_unknown(cli, tmp_path):
-    launch = ('cd "$(dirname "$0")/../src"\n'
+    launch = ('cd "$PROJECT_ROOT/src"\n'
               "torchrun --nproc_per_node 8 -m pkg.train --per_device_train_batch_size 2\n")
     write_tree(tmp_path, {"scripts/run.sh": launch, "pkg/__init__.py": "", "pkg/other.py": _HF_SCRIPT})
     assert _findings(cli, tmp_path, "TL302") == []
@@ -246,3 +246,13 @@ def test_a_list_of_the_first_devices_grows_with_the_process_count(cli, tmp_path)
 def test_a_process_count_within_the_visible_devices_is_raised_keeping_the_global_batch(cli, tmp_path):
     ported = _ported_count(cli, tmp_path, "0,1,2,3,4,5,6,7")  # 4 x 8 x 2 = 64 = 4 x 2 x 8
     assert "--nproc_per_node 8 " in ported and "--gradient_accumulation_steps 2\n" in ported
+
+
+def test_files_named_after_a_cd_into_the_scripts_own_folder_are_read_there(cli, tmp_path):
+    # `cd "$(dirname "${BASH_SOURCE[0]}")/../src/"` is known: the entry script and its DeepSpeed config are read.
+    launch = _CD_LAUNCH.replace("${{PROJECT_ROOT}}", '$(dirname "${{BASH_SOURCE[0]}}")/..')
+    write_tree(tmp_path, {"scripts/run.sh": launch.format(entry="main.py"), "src/main.py": _HF_SCRIPT,
+                          "src/ds_config.json": '{"zero_optimization": {"stage": 2}}\n'})
+    assert _run(tmp_path, "scripts/run.sh").settings["zero_stage"].value == 2
+    write_tree(tmp_path, {"scripts/run.sh": launch.format(entry="gone.py")})
+    assert len(_findings(cli, tmp_path, "TL302")) == 1

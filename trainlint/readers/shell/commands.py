@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import replace
 from typing import Dict, List, Sequence
 
@@ -11,6 +12,20 @@ from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.heredocs import STDIN_REDIRECTS
 from trainlint.readers.shell.syntax import adjacent_groups, node_text
 from trainlint.readers.shell.values import Ctx, Node, State, Word
+
+# `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`, quoted or not, then a literal path below it.
+_SCRIPT_DIR = re.compile(r"""^"?\$\(\s*dirname\s+(?:--\s+)?"?"""
+                         r"""(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE)"?\s*\)"""
+                         r"""(?P<rest>/[^"$`\s]*)?"?$""")
+
+
+def _below_script_dir(written: str) -> "str | None":
+    """The folder a `cd` into the script's own folder reaches, relative to that folder ("." for the folder
+    itself), or None when the word is not such a path."""
+    found = _SCRIPT_DIR.match(written.strip())
+    if found is None:
+        return None
+    return posixpath.normpath((found.group("rest") or "").lstrip("/") or ".")
 
 MAX_FUNCTION_DEPTH = 8
 MAX_FUNCTION_CALLS = 500
@@ -129,6 +144,13 @@ class CommandsMixin(ReaderBase):
         if builtin == "pushd":
             state.dir_stack.append(None if state.cwd_lost else state.cwd)
         target = operands[0].known if operands else "~"
+        if target is None and operands and state.cwd is None and not state.cwd_lost:
+            # `cd "$(dirname "$0")/.."` before any other cd: the script's own folder, which the run's
+            # directory is counted from (`$0` is the script as invoked, from the directory it was invoked in).
+            below = _below_script_dir(operands[0].setting.text)
+            if below is not None:
+                state.cwd = None if below == "." else below
+                return
         if target is None or target == "-":
             state.cwd, state.cwd_lost = None, True
         elif target.startswith(("/", "~")):
