@@ -135,9 +135,19 @@ def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Seque
         # `python -m` looks in the directory it runs in, which a `cd` trainlint cannot follow chose.
         return ModuleEntry(None, None, f"{dotted} (run from a directory not known statically: its arguments "
                                        "are unknown)")
-    if workspace.module(top, importer, dirs) is not None or any((Path(d) / top).is_dir() for d in dirs):
+    if workspace.module(top, importer, dirs) is not None or any(_holds_python(Path(d) / top) for d in dirs):
         return ModuleEntry(None, False, dotted)
     return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
+
+
+def _holds_python(folder: Path) -> bool:
+    """Whether `folder` can be the package a module entry names: a folder of shell scripts that shares the
+    package's name (`scripts/safe_rlhf_v/` beside an installed `safe_rlhf_v`) is not it."""
+    try:
+        return folder.is_dir() and any(child.suffix == ".py" or (child / "__init__.py").is_file()
+                                       for child in folder.iterdir())
+    except OSError:
+        return False
 
 
 def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_unknown: bool = False) -> ModuleEntry:
