@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import write_tree
+from trainlint.core import Unknown
 from trainlint.resolution import scan
 from trainlint.resolution.workspace import Workspace
 
@@ -33,3 +34,53 @@ def test_a_package_folder_that_lacks_the_module_still_makes_it_missing(cli, tmp_
     write_tree(tmp_path, {"scripts/sft.sh": _MODULE_LAUNCH, "toolkit/__init__.py": "",
                           "toolkit/trainers/__init__.py": "", "toolkit/trainers/rm.py": "print(1)\n"})
     assert len(_findings(cli, tmp_path, "TL302")) == 1
+
+
+# ------------------------------------------------------------- a trainer class the script defines itself
+_OWN_BASE = """class LoopBase:
+    def __init__(self, settings):
+        self.settings = settings
+"""
+_DEFINES_TRAINER = """import argparse
+
+from {base_module} import {base}
+
+
+class TextTrainer({base}):
+    def train(self):
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    _, rest = parser.parse_known_args()
+    trainer = TextTrainer(settings=dict(zip(rest[::2], rest[1::2])))
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+_DEFINED_LAUNCH = "deepspeed --module pkg.sft --model_name_or_path meta-llama/Meta-Llama-3-8B --output_dir out\n"
+
+
+def test_a_trainer_class_defined_on_a_base_of_the_repository_brings_no_training_arguments_defaults(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _DEFINED_LAUNCH, "pkg/__init__.py": "", "pkg/base.py": _OWN_BASE,
+                          "pkg/sft.py": _DEFINES_TRAINER.format(base_module="pkg.base", base="LoopBase")})
+    run = _run(tmp_path, "run.sh")
+    assert "optim" not in run.settings  # no TrainingArguments default is assumed
+    assert "per_device_train_batch_size" not in run.settings
+    assert _findings(cli, tmp_path, "TL105") == [] and _findings(cli, tmp_path, "TL108") == []
+
+
+def test_a_trainer_class_defined_on_a_plain_class_of_the_script_is_its_own(tmp_path):
+    script = _DEFINES_TRAINER.replace("from {base_module} import {base}\n", _OWN_BASE).format(base="LoopBase")
+    write_tree(tmp_path, {"run.sh": _DEFINED_LAUNCH, "pkg/__init__.py": "", "pkg/sft.py": script})
+    assert "optim" not in _run(tmp_path, "run.sh").settings
+
+
+def test_a_trainer_class_defined_on_hf_trainer_keeps_its_defaults(tmp_path):
+    write_tree(tmp_path, {"run.sh": _DEFINED_LAUNCH, "pkg/__init__.py": "",
+                          "pkg/sft.py": _DEFINES_TRAINER.format(base_module="transformers", base="Trainer")})
+    run = _run(tmp_path, "run.sh")
+    assert run.settings["per_device_train_batch_size"].value == 8  # TrainingArguments' default
