@@ -84,3 +84,37 @@ def test_a_trainer_class_defined_on_hf_trainer_keeps_its_defaults(tmp_path):
                           "pkg/sft.py": _DEFINES_TRAINER.format(base_module="transformers", base="Trainer")})
     run = _run(tmp_path, "run.sh")
     assert run.settings["per_device_train_batch_size"].value == 8  # TrainingArguments' default
+
+
+# ------------------------------------------------------------- a recipe checked by itself
+_RECIPE = """model_name_or_path: Qwen/Qwen2-7B-Instruct
+stage: sft
+do_train: true
+finetuning_type: full
+deepspeed: {deepspeed}
+dataset: my_data
+template: qwen
+cutoff_len: 2048
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+"""
+
+
+def test_a_relative_deepspeed_config_a_recipe_alone_names_is_unknown_not_missing(cli, tmp_path):
+    # The recipe runs from the framework's checkout, which holds `examples/deepspeed/`; this tree does not.
+    write_tree(tmp_path, {"finetune/sft.yaml": _RECIPE.format(deepspeed="examples/deepspeed/ds_z3_config.json")})
+    assert _findings(cli, tmp_path, "TL302") == []
+    assert isinstance(_run(tmp_path, "finetune/sft.yaml").settings["zero_stage"].value, Unknown)
+
+
+def test_a_deepspeed_config_a_recipe_alone_names_is_read_when_it_is_there(tmp_path):
+    write_tree(tmp_path, {"finetune/sft.yaml": _RECIPE.format(deepspeed="ds_z3_config.json"),
+                          "finetune/ds_z3_config.json": '{"zero_optimization": {"stage": 3}}\n'})
+    assert _run(tmp_path, "finetune/sft.yaml").settings["zero_stage"].value == 3
+
+
+def test_a_launched_recipe_still_reports_a_missing_deepspeed_config(cli, tmp_path):
+    write_tree(tmp_path, {"sft.yaml": _RECIPE.format(deepspeed="examples/deepspeed/ds_z3_config.json"),
+                          "run.sh": "llamafactory-cli train sft.yaml\n"})
+    assert len(_findings(cli, tmp_path, "TL302")) == 1
