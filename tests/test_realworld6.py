@@ -8,6 +8,7 @@ from tests.conftest import write_tree
 from trainlint.core import Unknown
 from trainlint.resolution import scan
 from trainlint.resolution.workspace import Workspace
+from trainlint.resolution.world import UnknownNodes
 
 
 def _run(folder: Path, name: str):
@@ -15,8 +16,8 @@ def _run(folder: Path, name: str):
     return run
 
 
-def _findings(cli, folder: Path, code: str):
-    _, document = cli.check_json(folder, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8")
+def _findings(cli, folder: Path, code: str, *extra: str):
+    _, document = cli.check_json(folder, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8", *extra)
     return [f for f in document["findings"] if f["code"] == code]
 
 
@@ -118,3 +119,30 @@ def test_a_launched_recipe_still_reports_a_missing_deepspeed_config(cli, tmp_pat
     write_tree(tmp_path, {"sft.yaml": _RECIPE.format(deepspeed="examples/deepspeed/ds_z3_config.json"),
                           "run.sh": "llamafactory-cli train sft.yaml\n"})
     assert len(_findings(cli, tmp_path, "TL302")) == 1
+
+
+# ------------------------------------------------------------- a node count from the scheduler
+_HF_SCRIPT = """from transformers import HfArgumentParser, TrainingArguments
+
+args = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()[0]
+"""
+_MULTI_NODE = """torchrun --nproc_per_node 8 --nnodes {nodes} --node_rank $SLURM_PROCID train.py \\
+    --deepspeed zero3.json --model_name_or_path NousResearch/Nous-Hermes-2-Yi-34B --bf16 True \\
+    --per_device_train_batch_size 4 --model_max_length 2048 --gradient_checkpointing True
+"""
+_ZERO3 = '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}\n'
+
+
+def test_an_unknown_node_count_is_not_answered_by_one_machines_gpus(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _MULTI_NODE.format(nodes="$SLURM_NNODES"), "train.py": _HF_SCRIPT,
+                          "zero3.json": _ZERO3})
+    assert isinstance(_run(tmp_path, "run.sh").settings["world_size"].value, UnknownNodes)
+    assert _findings(cli, tmp_path, "TL108") == []  # sharded over 8 × N GPUs, for an N not known
+    [unknown] = _findings(cli, tmp_path, "TL301", "--show-info")
+    assert "does not answer it" in unknown["message"]
+
+
+def test_a_single_node_launch_is_still_judged_on_its_gpus(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _MULTI_NODE.format(nodes="1"), "train.py": _HF_SCRIPT, "zero3.json": _ZERO3})
+    assert _run(tmp_path, "run.sh").settings["world_size"].value == 8
+    assert len(_findings(cli, tmp_path, "TL108")) == 1

@@ -1,7 +1,7 @@
 """How many training processes a launch starts, from the launcher's own options and environment."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Dict, Mapping, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
@@ -9,6 +9,13 @@ from trainlint.knobs import K, coerce
 from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.resolution.flags import option_value
+
+
+@dataclass(frozen=True)
+class UnknownNodes(Unknown):
+    """A world size unknown because the launch spans a node count that cannot be resolved (`--nnodes
+    $SLURM_NNODES`): the job runs on that many machines, so one machine's GPU count (`--num-gpus`) does not
+    stand in for it."""
 
 
 def _as_int(setting: Optional[Setting]) -> Optional[int]:
@@ -69,7 +76,8 @@ def _multiply(per_node: Setting, nodes: Optional[Setting], label: str) -> Settin
         return _derived(per, label, per_node)
     count = _as_int(nodes)
     if count is None:
-        return _unknown(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", per_node, nodes)
+        return _derived(UnknownNodes(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically"),
+                        f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", per_node, nodes)
     return _derived(per * count, f"{label} × nodes", per_node, nodes)
 
 
@@ -109,7 +117,8 @@ def _from_hostfile(named: Setting, hostfile: Optional[HostFile], gpus: Optional[
     if nodes is not None:
         count = _as_int(nodes)
         if count is None:
-            return _unknown(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", nodes)
+            reason = f"the node count `{nodes.text or nodes.value}` cannot be resolved statically"
+            return _derived(UnknownNodes(reason), reason, nodes)
         hosts = hosts[:count]
     if not hosts:
         return _unknown("the hostfile names no host", named)
