@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tests.conftest import write_tree
 from trainlint.core import Unknown
+from trainlint.memory.plans import launcher_gpu_count
 from trainlint.resolution import scan
 from trainlint.resolution.workspace import Workspace
 from trainlint.resolution.world import UnknownNodes
@@ -146,3 +147,34 @@ def test_a_single_node_launch_is_still_judged_on_its_gpus(cli, tmp_path):
     write_tree(tmp_path, {"run.sh": _MULTI_NODE.format(nodes="1"), "train.py": _HF_SCRIPT, "zero3.json": _ZERO3})
     assert _run(tmp_path, "run.sh").settings["world_size"].value == 8
     assert len(_findings(cli, tmp_path, "TL108")) == 1
+
+
+# ------------------------------------------------------------- one task under a process-starting wrapper
+_RAY_DRIVER = """srun --overlap --nodes=1 --ntasks=1 -w "$head_node" \\
+    python3 -m pkg.main_ppo trainer.n_gpus_per_node=8 trainer.nnodes=1 data.train_batch_size=256
+"""
+_HYDRA_MAIN = """import hydra
+
+
+@hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)
+def main(config):
+    from pkg.ray_trainer import RayPPOTrainer
+    RayPPOTrainer(config=config).fit()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_one_task_under_srun_states_no_gpu_count(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _RAY_DRIVER, "pkg/__init__.py": "", "pkg/main_ppo.py": _HYDRA_MAIN,
+                          "pkg/ray_trainer.py": "class RayPPOTrainer:\n    pass\n"})
+    assert _findings(cli, tmp_path, "TL112") == []  # the one process places its GPU workers itself
+    assert launcher_gpu_count(_run(tmp_path, "run.sh")) is None  # nor a count a port would rewrite
+
+
+def test_several_tasks_under_srun_still_state_their_count(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": "srun --ntasks=4 python train.py --per_device_train_batch_size 2\n",
+                          "train.py": _HF_SCRIPT})
+    assert len(_findings(cli, tmp_path, "TL112")) == 1

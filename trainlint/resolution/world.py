@@ -234,10 +234,14 @@ def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None,
     """The total process count, Unknown with a reason, or None when a config file decides (accelerate).
     `sbatch` holds the `#SBATCH` options of the launching script (an `srun` inherits them); `hostfile`, the
     hostfile `deepspeed --hostfile` names, when it was read."""
-    if launch.launcher == Launcher.PYTHON and launch.wrapper == "srun":
-        return _srun(launch.wrapper_args, sbatch or {})
-    if launch.launcher == Launcher.PYTHON and launch.wrapper in ("mpirun", "mpiexec"):
-        return _mpirun(launch.wrapper_args)
+    if launch.launcher == Launcher.PYTHON and launch.wrapper in ("srun", "mpirun", "mpiexec"):
+        started = _srun(launch.wrapper_args, sbatch or {}) if launch.wrapper == "srun" else \
+            _mpirun(launch.wrapper_args)
+        if started.value == 1:
+            # One task is one `python` process, as without the wrapper: how many GPUs it drives is the script's
+            # choice (a Ray driver such as verl's places its workers itself), so the launch states no GPU count.
+            return _derived(1, f"`{launch.wrapper}` starts one task: a plain `python` process")
+        return started
     if launch.launcher == Launcher.DEEPSPEED:
         return _deepspeed(launch.launcher_args, launch.env, hostfile)
     if launch.launcher in _TORCH_LAUNCHERS:
