@@ -178,3 +178,29 @@ def test_several_tasks_under_srun_still_state_their_count(cli, tmp_path):
     write_tree(tmp_path, {"run.sh": "srun --ntasks=4 python train.py --per_device_train_batch_size 2\n",
                           "train.py": _HF_SCRIPT})
     assert len(_findings(cli, tmp_path, "TL112")) == 1
+
+
+# ------------------------------------------------------------- a continuation into a comment line
+_COMMENTED_FLAGS = """deepspeed --include localhost:0,1 train.py \\
+    # the model
+    --model_name_or_path meta-llama/Llama-2-7b-hf \\
+    # the batch
+    --per_device_train_batch_size 14 \\
+    --gradient_accumulation_steps 2 --bf16 True
+"""
+
+
+def test_a_backslash_that_continues_into_a_comment_line_ends_the_command(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _COMMENTED_FLAGS, "train.py": _HF_SCRIPT})
+    [broken] = _findings(cli, tmp_path, "TL304")
+    assert broken["line"] == 1 and "only a comment" in broken["message"]
+    assert "--model_name_or_path" in broken["message"]  # the orphaned line
+    assert "model_name_or_path" not in _run(tmp_path, "run.sh").settings
+
+
+def test_a_comment_line_joined_without_a_blank_is_a_word_not_a_comment(cli, tmp_path):
+    # `train.py\` + `#x` make the one word `train.py#x`: no comment, the command goes on.
+    write_tree(tmp_path, {"run.sh": "deepspeed --include localhost:0,1 train.py\\\n#x --bf16 True\n",
+                          "train.py": _HF_SCRIPT})
+    assert _findings(cli, tmp_path, "TL304") == []
+

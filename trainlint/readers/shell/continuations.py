@@ -37,6 +37,31 @@ def broken_backslash(doc: Doc, node: Node, end: int) -> Optional[Tuple[int, int,
     return None
 
 
+def continued_into_comment(doc: Doc, end: int) -> Optional[Tuple[int, int, int, bool]]:
+    """(backslash, comment end, comment line end, True) when the line ends in a `\\` that continues it into a
+    line holding only a comment: bash drops the backslash and the newline, the `#` then starts a comment where a
+    word could begin, and the command ends there."""
+    data = doc.data
+    line_end = data.find(b"\n", end)
+    if line_end < 0:
+        return None
+    content_end = line_end - 1 if data[line_end - 1 : line_end] == b"\r" else line_end
+    tail = data[end:content_end]
+    stripped = tail.lstrip(b" \t")
+    if stripped != b"\\":
+        return None
+    backslash = content_end - 1
+    next_end = data.find(b"\n", line_end + 1)
+    next_end = len(data) if next_end < 0 else next_end
+    next_content_end = next_end - 1 if data[next_end - 1 : next_end] == b"\r" else next_end
+    following = data[line_end + 1 : next_content_end]
+    if not following.lstrip(b" \t").startswith(b"#"):
+        return None
+    if tail[:1] not in (b" ", b"\t") and following[:1] not in (b" ", b"\t"):
+        return None  # `word\` joined to `#x` makes `word#x` one word, no comment
+    return backslash, next_content_end, next_end, True
+
+
 def orphan_word(doc: Doc, line_end: int) -> Optional[str]:
     """The first word of the next line when that line holds a command the break cut off."""
     if line_end >= len(doc.data):
@@ -74,8 +99,12 @@ class ContinuationsMixin(ReaderBase):
             if found is not None:
                 self._report_continuation(ctx.doc, found, launcher)
                 return
+        found = continued_into_comment(ctx.doc, ends[-1])
+        if found is not None:
+            self._report_continuation(ctx.doc, found, launcher, into_comment=True)
 
-    def _report_continuation(self, doc: Doc, found: Tuple[int, int, int, bool], launcher: str) -> None:
+    def _report_continuation(self, doc: Doc, found: Tuple[int, int, int, bool], launcher: str,
+                             into_comment: bool = False) -> None:
         backslash, content_end, line_end, has_comment = found
         span = doc.span(backslash, content_end)
         if span in self.reported_continuations:
@@ -88,6 +117,11 @@ class ContinuationsMixin(ReaderBase):
             f"the `\\` at line {origin.line} is followed by {what}, so it escapes a space instead of "
             f"continuing the line: the {launcher} command ends here"
         )
+        if into_comment:
+            message = (
+                f"the `\\` at line {origin.line} continues the line into a line holding only a comment, which "
+                f"bash reads as a comment of the command: the {launcher} command ends here"
+            )
         if orphan:
             message += (
                 f", and the following lines (starting with `{orphan}`) never reach it; they run as a separate command"
