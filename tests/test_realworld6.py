@@ -204,3 +204,11 @@ def test_a_comment_line_joined_without_a_blank_is_a_word_not_a_comment(cli, tmp_
                           "train.py": _HF_SCRIPT})
     assert _findings(cli, tmp_path, "TL304") == []
 
+
+def test_the_repair_of_a_continuation_goes_alone_in_its_jobs_round(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _COMMENTED_FLAGS, "train.py": _HF_SCRIPT})
+    cli.run(tmp_path, "fix", "--unsafe-fixes", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    text = (tmp_path / "run.sh").read_text()
+    assert "#" not in text  # both comment lines removed
+    # No fix planned on the command as cut short (a micro-batch for 8 GPUs beside the 14 written below it).
+    assert text.count("--per_device_train_batch_size") == 1
