@@ -212,3 +212,18 @@ def test_the_repair_of_a_continuation_goes_alone_in_its_jobs_round(cli, tmp_path
     assert "#" not in text  # both comment lines removed
     # No fix planned on the command as cut short (a micro-batch for 8 GPUs beside the 14 written below it).
     assert text.count("--per_device_train_batch_size") == 1
+
+
+def test_comment_lines_that_end_the_command_lose_nothing(cli, tmp_path):
+    launch = ("deepspeed --include localhost:0,1 train.py \\\n    --bf16 True \\\n    # --use_lora \\\n"
+              "    # --lora_path x\n\necho done\n")
+    write_tree(tmp_path, {"run.sh": launch, "train.py": _HF_SCRIPT})
+    assert _findings(cli, tmp_path, "TL304") == []
+
+
+def test_arguments_after_several_comment_lines_are_cut_off(cli, tmp_path):
+    launch = ("deepspeed --include localhost:0,1 train.py \\\n    # one\n    # two\n    --bf16 True\n")
+    write_tree(tmp_path, {"run.sh": launch, "train.py": _HF_SCRIPT})
+    assert len(_findings(cli, tmp_path, "TL304")) == 1
+    cli.run(tmp_path, "fix", "--unsafe-fixes", "--select", "TL304", "--isolated")
+    assert (tmp_path / "run.sh").read_text() == "deepspeed --include localhost:0,1 train.py \\\n    --bf16 True\n"

@@ -38,28 +38,38 @@ def broken_backslash(doc: Doc, node: Node, end: int) -> Optional[Tuple[int, int,
 
 
 def continued_into_comment(doc: Doc, end: int) -> Optional[Tuple[int, int, int, bool]]:
-    """(backslash, comment end, comment line end, True) when the line ends in a `\\` that continues it into a
-    line holding only a comment: bash drops the backslash and the newline, the `#` then starts a comment where a
-    word could begin, and the command ends there."""
+    """(backslash, end of the last comment, end of its line, True) when the line ends in a `\\` that continues it
+    into lines holding only comments: bash drops the backslash and the newline, the `#` then starts a comment
+    where a word could begin, and the command ends there."""
     data = doc.data
     line_end = data.find(b"\n", end)
     if line_end < 0:
         return None
     content_end = line_end - 1 if data[line_end - 1 : line_end] == b"\r" else line_end
     tail = data[end:content_end]
-    stripped = tail.lstrip(b" \t")
-    if stripped != b"\\":
+    if tail.lstrip(b" \t") != b"\\":
         return None
     backslash = content_end - 1
-    next_end = data.find(b"\n", line_end + 1)
-    next_end = len(data) if next_end < 0 else next_end
-    next_content_end = next_end - 1 if data[next_end - 1 : next_end] == b"\r" else next_end
-    following = data[line_end + 1 : next_content_end]
-    if not following.lstrip(b" \t").startswith(b"#"):
-        return None
-    if tail[:1] not in (b" ", b"\t") and following[:1] not in (b" ", b"\t"):
-        return None  # `word\` joined to `#x` makes `word#x` one word, no comment
-    return backslash, next_content_end, next_end, True
+    found = None
+    start = line_end + 1
+    while start < len(data):
+        next_end = data.find(b"\n", start)
+        next_end = len(data) if next_end < 0 else next_end
+        next_content_end = next_end - 1 if data[next_end - 1 : next_end] == b"\r" else next_end
+        following = data[start:next_content_end]
+        if not following.lstrip(b" \t").startswith(b"#"):
+            break
+        if found is None and tail[:1] not in (b" ", b"\t") and following[:1] not in (b" ", b"\t"):
+            return None  # `word\\` joined to `#x` makes `word#x` one word, no comment
+        found = (backslash, next_content_end, next_end, True)
+        start = next_end + 1
+    return found
+
+
+def cut_off_argument(word: Optional[str]) -> bool:
+    """Whether the first word of a line reads as an argument of the command above it (`--output_dir`,
+    `+trainer.x=1`, `data.batch_size=8`) rather than a command of its own (`echo`, `python`)."""
+    return word is not None and (word[:1] in ("-", "+") or "=" in word)
 
 
 def orphan_word(doc: Doc, line_end: int) -> Optional[str]:
@@ -100,7 +110,8 @@ class ContinuationsMixin(ReaderBase):
                 self._report_continuation(ctx.doc, found, launcher)
                 return
         found = continued_into_comment(ctx.doc, ends[-1])
-        if found is not None:
+        # Comment lines that end the command lose nothing (a flag commented out last); arguments after them do.
+        if found is not None and cut_off_argument(orphan_word(ctx.doc, found[2])):
             self._report_continuation(ctx.doc, found, launcher, into_comment=True)
 
     def _report_continuation(self, doc: Doc, found: Tuple[int, int, int, bool], launcher: str,
