@@ -227,3 +227,9 @@ def test_arguments_after_several_comment_lines_are_cut_off(cli, tmp_path):
     assert len(_findings(cli, tmp_path, "TL304")) == 1
     cli.run(tmp_path, "fix", "--unsafe-fixes", "--select", "TL304", "--isolated")
     assert (tmp_path / "run.sh").read_text() == "deepspeed --include localhost:0,1 train.py \\\n    --bf16 True\n"
+
+
+def test_a_command_cut_short_gets_no_safe_fix_planned_on_its_remains(cli, tmp_path):
+    write_tree(tmp_path, {"run.sh": _COMMENTED_FLAGS, "train.py": _HF_SCRIPT})
+    cli.run(tmp_path, "fix", "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated")
+    assert (tmp_path / "run.sh").read_text() == _COMMENTED_FLAGS  # the repair is unsafe: nothing is written

@@ -71,14 +71,15 @@ def with_planned_edits(result: LintResult) -> List[Finding]:
 
 def choose(plans: Sequence[PlannedFix], unsafe: bool) -> List[PlannedFix]:
     """The applicable plans whose edits do not collide with an earlier chosen one, and at most one fix
-    isolated per job (`Isolation.JOB`) for each job. The others wait for the next round. A repaired line
-    continuation goes alone in its job's round: it changes which arguments reach the job, so every other fix
-    of that job, planned on the command as cut short, is planned again on the repaired one."""
+    isolated per job (`Isolation.JOB`) for each job. The others wait for the next round. A job whose command a
+    broken line continuation cuts short gets no other fix: the others are planned on the command as cut short,
+    not on the one its author wrote (a micro-batch inserted beside the one the repair brings back). Its repair
+    (an unsafe fix) goes alone in its round, and the others are planned again on the repaired command."""
     chosen: List[PlannedFix] = []
     accepted = []
     jobs_changed = set()
     repaired = {plan.finding.run_id for plan in plans
-                if plan.code == BrokenLineContinuation.code and plan.applies(unsafe) and plan.finding.run_id}
+                if plan.code == BrokenLineContinuation.code and plan.finding.run_id}
     for plan in plans:
         if not plan.applies(unsafe) or collides_with_any(plan.edits, accepted):
             continue
