@@ -30,6 +30,7 @@ from trainlint.resolution import Scan, scan
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.prefetch import Progress, prefetch
 from trainlint.resolution.workspace import Workspace
+from trainlint.resolution.world import UnknownNodes
 
 DEFAULT_GPU = "a100-80gb"
 
@@ -142,9 +143,12 @@ class LintResult:
 
 
 def _assume_world(run: TrainingRun, num_gpus: Optional[int]) -> TrainingRun:
-    """`--num-gpus N` stands in for a world size the launcher does not state (and only then)."""
+    """`--num-gpus N` stands in for a world size the launcher does not state (and only then): not for one that
+    spans an unknown number of machines, of which N GPUs are one machine's."""
     world = run.setting(K.WORLD_SIZE)
     if num_gpus is None or (world is not None and not isinstance(world.value, Unknown)):
+        return run
+    if world is not None and isinstance(world.value, UnknownNodes):
         return run
     assumed = Setting(num_gpus, SourceKind.ASSUMED, None, note="--num-gpus", via=(world,) if world else ())
     settings = dict(run.settings)

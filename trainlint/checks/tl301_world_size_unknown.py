@@ -6,6 +6,7 @@ from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Finding, Severity, TrainingRun, Unknown
 from trainlint.knobs import K
+from trainlint.resolution.world import UnknownNodes
 
 
 class WorldSizeUnknown(Rule):
@@ -54,5 +55,7 @@ class WorldSizeUnknown(Rule):
             return
         message = (f"the world size is not known statically ({world.value.reason}); memory estimates assume "
                    f"one GPU (no ZeRO sharding), memory rules that depend on sharding stay quiet, and the "
-                   f"effective batch is unknown; pass --num-gpus N")
+                   f"effective batch is unknown; "
+                   + ("the launch spans that many machines, so --num-gpus (one machine's GPUs) does not answer it"
+                      if isinstance(world.value, UnknownNodes) else "pass --num-gpus N"))
         yield self.finding(run, message, origin=run.origin)

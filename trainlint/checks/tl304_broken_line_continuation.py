@@ -15,7 +15,8 @@ _INTACT = ("deepspeed --num_gpus 2 train.py \\\n    --per_device_train_batch_siz
 class BrokenLineContinuation(Rule):
     """
     ## What it does
-    Reports a `\\` followed by a space or a comment at the end of a launcher line.
+    Reports a `\\` followed by a space or a comment at the end of a launcher line, and one that continues
+    the line into a line holding only a comment (bash joins the two, and the `#` comments out the rest).
 
     ## Why is this bad
     Only a backslash directly before the newline continues a command. With anything after it the

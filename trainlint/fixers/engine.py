@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from trainlint.checks.tl304_broken_line_continuation import BrokenLineContinuation
 from trainlint.core import Applicability, Finding, Isolation, TrainingRun, Unknown, Value
 from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unified_diff
 from trainlint.fixers.journal import recover_locked
@@ -70,12 +71,19 @@ def with_planned_edits(result: LintResult) -> List[Finding]:
 
 def choose(plans: Sequence[PlannedFix], unsafe: bool) -> List[PlannedFix]:
     """The applicable plans whose edits do not collide with an earlier chosen one, and at most one fix
-    isolated per job (`Isolation.JOB`) for each job. The others wait for the next round."""
+    isolated per job (`Isolation.JOB`) for each job. The others wait for the next round. A job whose command a
+    broken line continuation cuts short gets no other fix: the others are planned on the command as cut short,
+    not on the one its author wrote (a micro-batch inserted beside the one the repair brings back). Its repair
+    (an unsafe fix) goes alone in its round, and the others are planned again on the repaired command."""
     chosen: List[PlannedFix] = []
     accepted = []
     jobs_changed = set()
+    repaired = {plan.finding.run_id for plan in plans
+                if plan.code == BrokenLineContinuation.code and plan.finding.run_id}
     for plan in plans:
         if not plan.applies(unsafe) or collides_with_any(plan.edits, accepted):
+            continue
+        if plan.finding.run_id in repaired and plan.code != BrokenLineContinuation.code:
             continue
         one_per_job = plan.finding.fix is not None and plan.finding.fix.isolation == Isolation.JOB
         if one_per_job and plan.finding.run_id in jobs_changed:

@@ -217,6 +217,9 @@ class PythonModule:
     returned_eval_datasets: Tuple[Tuple[str, Setting], ...] = ()
     # Statements that freeze parameters, in the order of the file.
     freezes: Tuple[Freeze, ...] = ()
+    # The classes the module defines that its Trainer calls name, each with its bases as written
+    # (`class SupervisedTrainer(SupervisedTrainerBase)` -> ("SupervisedTrainer", ("SupervisedTrainerBase",))).
+    trainer_classes: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
 
 # ---------------------------------------------------------------- json / yaml

@@ -135,9 +135,19 @@ def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Seque
         # `python -m` looks in the directory it runs in, which a `cd` trainlint cannot follow chose.
         return ModuleEntry(None, None, f"{dotted} (run from a directory not known statically: its arguments "
                                        "are unknown)")
-    if workspace.module(top, importer, dirs) is not None or any((Path(d) / top).is_dir() for d in dirs):
+    if workspace.module(top, importer, dirs) is not None or any(_holds_python(Path(d) / top) for d in dirs):
         return ModuleEntry(None, False, dotted)
     return ModuleEntry(None, None, f"{dotted} (a module from outside the repository: its arguments are unknown)")
+
+
+def _holds_python(folder: Path) -> bool:
+    """Whether `folder` can be the package a module entry names: a folder of shell scripts that shares the
+    package's name (`scripts/safe_rlhf_v/` beside an installed `safe_rlhf_v`) is not it."""
+    try:
+        return folder.is_dir() and any(child.suffix == ".py" or (child / "__init__.py").is_file()
+                                       for child in folder.iterdir())
+    except OSError:
+        return False
 
 
 def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_unknown: bool = False) -> ModuleEntry:
@@ -212,14 +222,32 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
 
 
 def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> Set[str]:
-    """The Trainer classes `module` calls that it imports from a module of the repository."""
+    """The Trainer classes `module` calls that are the repository's own: imported from a module of the
+    repository, or defined in `module` on such classes (or on none) rather than on a Trainer from outside
+    (`class SupervisedTrainer(SupervisedTrainerBase)`, its base imported from the repository, is no HF Trainer
+    that is known; `class MyTrainer(transformers.Trainer)` is one)."""
     called = {_last(call.callee) for call in module.trainer_calls}
+    defined = dict(module.trainer_classes)
     roots = [path.resolve().parent, *roots]
     local = set()
+    repository_names = set()
     for info in module.imports:
-        wanted = {bound for _name, bound in info.bindings() if bound in called}
-        if wanted and workspace.module(info.module, path, roots) is not None:
-            local |= wanted
+        bound = {name for _name, name in info.bindings()}
+        if bound & (called | {_last(base) for bases in defined.values() for base in bases}) \
+                and workspace.module(info.module, path, roots) is not None:
+            repository_names |= bound
+    local |= called & repository_names
+
+    def from_outside(name: str, seen: Set[str]) -> bool:
+        for base in defined[name]:
+            last = _last(base)
+            if last in seen or last in _FIELDLESS_BASES or last == "object" or last in repository_names:
+                continue
+            if last not in defined or from_outside(last, seen | {last}):
+                return True  # HF's Trainer, TRL's, or a class trainlint cannot follow
+        return False
+
+    local |= {name for name in called if name in defined and not from_outside(name, {name})}
     return local
 
 

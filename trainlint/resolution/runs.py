@@ -298,7 +298,10 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
     fsdp_named = any(key.split(".", 1)[0] == "fsdp" for key in written)
     deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs,
                                   sharded_elsewhere=None if fsdp_named else out_of_view,
-                                  cwd_unknown=recipe is None and build.launch.cwd_unknown)
+                                  # A recipe checked by itself runs from a directory no command in view states, and
+                                  # its framework opens a relative DeepSpeed path from there (LLaMA-Factory's
+                                  # `examples/deepspeed/...` from its own checkout): one not found is unknown.
+                                  cwd_unknown=(recipe is None and build.launch.cwd_unknown) or alone)
     if K.WORLD_SIZE not in build.candidates.by_knob:
         build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     if out_of_view is not None:

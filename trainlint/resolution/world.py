@@ -1,7 +1,7 @@
 """How many training processes a launch starts, from the launcher's own options and environment."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Dict, Mapping, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
@@ -9,6 +9,13 @@ from trainlint.knobs import K, coerce
 from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.resolution.flags import option_value
+
+
+@dataclass(frozen=True)
+class UnknownNodes(Unknown):
+    """A world size unknown because the launch spans a node count that cannot be resolved (`--nnodes
+    $SLURM_NNODES`): the job runs on that many machines, so one machine's GPU count (`--num-gpus`) does not
+    stand in for it."""
 
 
 def _as_int(setting: Optional[Setting]) -> Optional[int]:
@@ -69,7 +76,8 @@ def _multiply(per_node: Setting, nodes: Optional[Setting], label: str) -> Settin
         return _derived(per, label, per_node)
     count = _as_int(nodes)
     if count is None:
-        return _unknown(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", per_node, nodes)
+        return _derived(UnknownNodes(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically"),
+                        f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", per_node, nodes)
     return _derived(per * count, f"{label} × nodes", per_node, nodes)
 
 
@@ -109,7 +117,8 @@ def _from_hostfile(named: Setting, hostfile: Optional[HostFile], gpus: Optional[
     if nodes is not None:
         count = _as_int(nodes)
         if count is None:
-            return _unknown(f"the node count `{nodes.text or nodes.value}` cannot be resolved statically", nodes)
+            reason = f"the node count `{nodes.text or nodes.value}` cannot be resolved statically"
+            return _derived(UnknownNodes(reason), reason, nodes)
         hosts = hosts[:count]
     if not hosts:
         return _unknown("the hostfile names no host", named)
@@ -225,10 +234,14 @@ def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None,
     """The total process count, Unknown with a reason, or None when a config file decides (accelerate).
     `sbatch` holds the `#SBATCH` options of the launching script (an `srun` inherits them); `hostfile`, the
     hostfile `deepspeed --hostfile` names, when it was read."""
-    if launch.launcher == Launcher.PYTHON and launch.wrapper == "srun":
-        return _srun(launch.wrapper_args, sbatch or {})
-    if launch.launcher == Launcher.PYTHON and launch.wrapper in ("mpirun", "mpiexec"):
-        return _mpirun(launch.wrapper_args)
+    if launch.launcher == Launcher.PYTHON and launch.wrapper in ("srun", "mpirun", "mpiexec"):
+        started = _srun(launch.wrapper_args, sbatch or {}) if launch.wrapper == "srun" else \
+            _mpirun(launch.wrapper_args)
+        if started.value == 1:
+            # One task is one `python` process, as without the wrapper: how many GPUs it drives is the script's
+            # choice (a Ray driver such as verl's places its workers itself), so the launch states no GPU count.
+            return _derived(1, f"`{launch.wrapper}` starts one task: a plain `python` process")
+        return started
     if launch.launcher == Launcher.DEEPSPEED:
         return _deepspeed(launch.launcher_args, launch.env, hostfile)
     if launch.launcher in _TORCH_LAUNCHERS:

@@ -35,10 +35,32 @@ def read_python(path: Union[str, Path]) -> PythonModule:
         module = _read_parsed(source)
         if module.parse_known_args and known_args_rest_used(source.text):
             module = replace(module, known_args_rest_used=True)
+        if module.trainer_calls:
+            module = replace(module, trainer_classes=_trainer_classes(source.text, module))
         return module
     except (RecursionError, MemoryError) as err:  # pathological nesting: report, do not crash
         message = f"{source.path} is too deeply nested to analyse ({type(err).__name__})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path),))
+
+
+def _trainer_classes(text: str, module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """The classes `module` defines under the names its Trainer calls use, and the bases of those it defines too,
+    each with its bases as written."""
+    tree = stdlib_tree(text[1:] if text.startswith("\ufeff") else text)
+    if tree is None:
+        return ()
+    defined = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            defined.setdefault(node.name, tuple(ast.unparse(base) for base in node.bases))
+    found = []
+    wanted = [call.callee.rsplit(".", 1)[-1] for call in module.trainer_calls]
+    while wanted:
+        name = wanted.pop()
+        if name in defined and all(name != seen for seen, _bases in found):
+            found.append((name, defined[name]))
+            wanted.extend(base.rsplit(".", 1)[-1] for base in defined[name])
+    return tuple(found)
 
 
 def _read_parsed(source: SourceText) -> PythonModule:

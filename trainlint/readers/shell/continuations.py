@@ -37,6 +37,41 @@ def broken_backslash(doc: Doc, node: Node, end: int) -> Optional[Tuple[int, int,
     return None
 
 
+def continued_into_comment(doc: Doc, end: int) -> Optional[Tuple[int, int, int, bool]]:
+    """(backslash, end of the last comment, end of its line, True) when the line ends in a `\\` that continues it
+    into lines holding only comments: bash drops the backslash and the newline, the `#` then starts a comment
+    where a word could begin, and the command ends there."""
+    data = doc.data
+    line_end = data.find(b"\n", end)
+    if line_end < 0:
+        return None
+    content_end = line_end - 1 if data[line_end - 1 : line_end] == b"\r" else line_end
+    tail = data[end:content_end]
+    if tail.lstrip(b" \t") != b"\\":
+        return None
+    backslash = content_end - 1
+    found = None
+    start = line_end + 1
+    while start < len(data):
+        next_end = data.find(b"\n", start)
+        next_end = len(data) if next_end < 0 else next_end
+        next_content_end = next_end - 1 if data[next_end - 1 : next_end] == b"\r" else next_end
+        following = data[start:next_content_end]
+        if not following.lstrip(b" \t").startswith(b"#"):
+            break
+        if found is None and tail[:1] not in (b" ", b"\t") and following[:1] not in (b" ", b"\t"):
+            return None  # `word\\` joined to `#x` makes `word#x` one word, no comment
+        found = (backslash, next_content_end, next_end, True)
+        start = next_end + 1
+    return found
+
+
+def cut_off_argument(word: Optional[str]) -> bool:
+    """Whether the first word of a line reads as an argument of the command above it (`--output_dir`,
+    `+trainer.x=1`, `data.batch_size=8`) rather than a command of its own (`echo`, `python`)."""
+    return word is not None and (word[:1] in ("-", "+") or "=" in word)
+
+
 def orphan_word(doc: Doc, line_end: int) -> Optional[str]:
     """The first word of the next line when that line holds a command the break cut off."""
     if line_end >= len(doc.data):
@@ -74,8 +109,13 @@ class ContinuationsMixin(ReaderBase):
             if found is not None:
                 self._report_continuation(ctx.doc, found, launcher)
                 return
+        found = continued_into_comment(ctx.doc, ends[-1])
+        # Comment lines that end the command lose nothing (a flag commented out last); arguments after them do.
+        if found is not None and cut_off_argument(orphan_word(ctx.doc, found[2])):
+            self._report_continuation(ctx.doc, found, launcher, into_comment=True)
 
-    def _report_continuation(self, doc: Doc, found: Tuple[int, int, int, bool], launcher: str) -> None:
+    def _report_continuation(self, doc: Doc, found: Tuple[int, int, int, bool], launcher: str,
+                             into_comment: bool = False) -> None:
         backslash, content_end, line_end, has_comment = found
         span = doc.span(backslash, content_end)
         if span in self.reported_continuations:
@@ -88,6 +128,11 @@ class ContinuationsMixin(ReaderBase):
             f"the `\\` at line {origin.line} is followed by {what}, so it escapes a space instead of "
             f"continuing the line: the {launcher} command ends here"
         )
+        if into_comment:
+            message = (
+                f"the `\\` at line {origin.line} continues the line into a line holding only a comment, which "
+                f"bash reads as a comment of the command: the {launcher} command ends here"
+            )
         if orphan:
             message += (
                 f", and the following lines (starting with `{orphan}`) never reach it; they run as a separate command"
