@@ -386,3 +386,13 @@ def test_hf_use_liger_kernel_builds_no_full_logits(tmp_path, flag):
     [fused] = result.estimates.values()
     assert plain.breakdown["logits"] > 20 and fused.breakdown["logits"] < 1
     assert "TL305" not in {finding.code for finding in result.findings}
+
+
+def test_a_model_id_argument_names_the_model(tmp_path):
+    # Scripts of their own spell the Hub id `model_id` (`--model_id Qwen/Qwen2.5-VL-3B-Instruct`).
+    files = job("--model_id Qwen/Qwen2-7B --per_device_train_batch_size 1 --bf16 True",
+                launcher="torchrun --nproc_per_node 1")
+    files["train.py"] = files["train.py"].replace("model_name_or_path", "model_id")
+    write_tree(tmp_path, files)
+    [estimate] = lint([tmp_path], make_target("a100-80gb", None, 1)).estimates.values()
+    assert estimate.breakdown["weights"] > 10  # a 7.6B model's 16-bit weights, not an unknown model's

@@ -329,6 +329,7 @@ KNOBS: Tuple[Knob, ...] = (
                 "model_name_or_path",
                 "model_name",
                 "model_path",
+                "model_id",
                 "pretrained_model_name_or_path",
                 "base_model",
                 "llm_path",
