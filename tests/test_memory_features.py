@@ -396,3 +396,46 @@ def test_a_model_id_argument_names_the_model(tmp_path):
     write_tree(tmp_path, files)
     [estimate] = lint([tmp_path], make_target("a100-80gb", None, 1)).estimates.values()
     assert estimate.breakdown["weights"] > 10  # a 7.6B model's 16-bit weights, not an unknown model's
+
+
+CLASSIFIER_TRAIN_PY = '''\
+from dataclasses import dataclass, field
+from typing import Optional
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default=None)
+
+
+def compute_metrics(prediction):
+    return {}
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.{model_class}.from_pretrained(model_args.model_name_or_path, num_labels=2)
+    trainer = transformers.Trainer(model=model, args=training_args, train_dataset=None, eval_dataset=eval_set,
+                                   compute_metrics=compute_metrics)
+    trainer.train()
+'''
+
+
+@pytest.mark.parametrize("model_class, classifier", [("AutoModelForSequenceClassification", True),
+                                                     ("AutoModelForCausalLM", False)])
+def test_a_classification_head_builds_no_vocabulary_logits(tmp_path, model_class, classifier):
+    # A model whose head scores labels has a few logits per sequence: none over the vocabulary in training, and
+    # none worth gathering in evaluation (TL107 stays quiet).
+    write_tree(tmp_path, {
+        "train.py": CLASSIFIER_TRAIN_PY.replace("{model_class}", model_class),
+        "finetune.sh": ("#!/bin/bash\ntorchrun --nproc_per_node 1 train.py --model_name_or_path Qwen/Qwen2-7B \\\n"
+                        "    --per_device_train_batch_size 2 --per_device_eval_batch_size 2 --max_seq_length 4096 \\\n"
+                        "    --bf16 True --gradient_checkpointing True --eval_strategy steps --eval_steps 500 \\\n"
+                        "    --output_dir out\n")})
+    result = lint([tmp_path], make_target("a100-80gb", None, 1))
+    [estimate] = result.estimates.values()
+    assert (estimate.breakdown["logits"] < 1) is classifier
+    assert ("TL107" in {finding.code for finding in result.findings}) is not classifier

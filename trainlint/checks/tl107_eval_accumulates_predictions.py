@@ -8,6 +8,7 @@ from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 from trainlint.knobs import K
 from trainlint.memory import resolve_model
+from trainlint.resolution.frameworks.memory_features import CLASSIFIER
 
 ACCUMULATION_PROPOSED = 4
 GIB = 2**30
@@ -62,6 +63,8 @@ class EvalAccumulatesPredictions(Rule):
             return
         if run.facts.reduces_logits:
             return  # preprocess_logits_for_metrics keeps only what the metric needs (argmax ids)
+        if run.value(CLASSIFIER) is True:
+            return  # a classifier's predictions are a few scores per sequence, not a vocabulary per token
         if run.value(K.EVAL_ACCUMULATION_STEPS) is not None or known_bool(run, K.PREDICTION_LOSS_ONLY):
             return
         batch = known_int(run, K.PER_DEVICE_EVAL_BATCH_SIZE)

@@ -17,6 +17,7 @@ from trainlint.memory.gpus import Gpu
 from trainlint.resolution.evaluation import evaluation_runs
 from trainlint.resolution.frameworks.memory_features import (  # the knobs frameworks derive (docs/memory-model.md §17)
     ACTIVATION_OFFLOAD,
+    CLASSIFIER,
     FUSED_LOSS,
     IN_PLACE_LOSS,
     MODEL_PARALLEL,
@@ -194,6 +195,7 @@ class JobInputs:
     fsdp: bool = False  # the states are sharded by FSDP (zero_stage tells how far)
     sequence_parallel: int = 1  # each GPU holds 1/n of a sequence's tokens
     fused_loss: bool = False  # the loss never builds the full (tokens x vocab) logits
+    classifier: bool = False  # a head over labels: no vocabulary logits in training or evaluation
     in_place_loss: bool = False  # the loss keeps only the 16-bit logits and overwrites them with their gradient
     activation_offload: bool = False
     tiled_mlp: bool = False
@@ -260,6 +262,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
         fused_loss=_switch(knobs, FUSED_LOSS, notes, "no full vocabulary logits tensor (a fused linear "
                                                      "cross-entropy, or a reward model's value head)"),
+        classifier=knobs.get(CLASSIFIER) is True,
         in_place_loss=_switch(knobs, IN_PLACE_LOSS, notes,
                               "cross-entropy on the 16-bit logits, gradient written in place: no fp32 copy"),
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,
@@ -553,7 +556,9 @@ def _evaluation(knobs: KnobReader, run: TrainingRun, batch: int) -> Tuple[bool, 
         return False, 0, False
     eval_batch = batch if run.facts.eval_uses_train_batch else (knobs.int(K.PER_DEVICE_EVAL_BATCH_SIZE)
                                                                 or DEFAULT_EVAL_BATCH)
-    gathers = bool(run.facts.compute_metrics) and not knobs.int(K.EVAL_ACCUMULATION_STEPS)
+    # A classifier's predictions are a few scores per sequence: nothing of size to gather.
+    gathers = bool(run.facts.compute_metrics) and not knobs.int(K.EVAL_ACCUMULATION_STEPS) \
+        and knobs.get(CLASSIFIER) is not True
     return True, eval_batch, gathers
 
 

@@ -477,7 +477,7 @@ def eval_pass_bytes(model: ModelSpec, job: JobInputs, states: ModelStates, notes
     tokens = _tokens(job, job.eval_batch)
     stored_layer, _ = layer_bytes_per_token(model, job, job.sequence)
     forward = tokens * (stored_layer + _activation_width(job) * model.hidden)
-    logits = tokens * model.vocab * (2 + 4 if model.logits_fp32 else 2)
+    logits = 0.0 if job.classifier else tokens * model.vocab * (2 + 4 if model.logits_fp32 else 2)
     gathered = 0.0
     if job.eval_gathers_logits:
         gathered = tokens * model.vocab * 4 * ASSUMED_EVAL_BATCHES

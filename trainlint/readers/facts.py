@@ -153,6 +153,9 @@ class Override:
 # The `other_keywords` callee that marks a call of TRL's PPOConfig from before 0.12 (not TrainingArguments):
 # the PPOTrainer built on it is no HF Trainer either.
 LEGACY_PPO_CONFIG = "PPOConfig (TRL before 0.12)"
+# `XForSequenceClassification.from_pretrained(...)` (or token classification): the model's head scores labels, not
+# the vocabulary.
+CLASSIFICATION_HEAD = "a classification model (from_pretrained of a ...ForSequenceClassification class)"
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,23 @@ from typing import Dict, Mapping, Optional, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import K, coerce, coerce_as, knob_for
-from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, Keyword, Override
+from trainlint.readers.facts import (
+    CLASSIFICATION_HEAD,
+    DEEPSPEED_ARGUMENTS_OWNER,
+    DEEPSPEED_ENGINE_CALLEE,
+    Keyword,
+    Override,
+)
 from trainlint.readers.python.adapters import ADAPTER_KEYWORDS, LORA_CONFIG
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
-from trainlint.resolution.frameworks.memory_features import PAIRED_SEQUENCES, REFERENCE_MODEL
+from trainlint.resolution.frameworks.memory_features import (
+    CLASSIFIER,
+    FUSED_LOSS,
+    PAIRED_SEQUENCES,
+    REFERENCE_MODEL,
+    add_switch,
+)
 from trainlint.resolution.freezing import frozen_in_code
 from trainlint.resolution.precedence import Candidates
 
@@ -129,6 +141,11 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     _preference_trainers(facts, flags, candidates)
     frozen_in_code(facts, lambda test: _test_holds(facts, flags, argparse_values, test), candidates)
     for callee, keyword in facts.other_keywords:
+        if callee == CLASSIFICATION_HEAD:
+            # The loss is over the labels: no vocabulary logits in training, none to gather in evaluation.
+            add_switch(candidates, FUSED_LOSS, keyword.setting, "a classification head: logits over the labels")
+            add_switch(candidates, CLASSIFIER, keyword.setting, "a classification head")
+            continue
         if callee == DEEPSPEED_ENGINE_CALLEE:
             _engine_setting(keyword, argparse_values, candidates)
             continue

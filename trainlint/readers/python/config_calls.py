@@ -8,7 +8,7 @@ from typing import Mapping, Tuple
 import libcst as cst
 
 from trainlint.core import Diagnostic, Setting, SourceKind
-from trainlint.readers.facts import LEGACY_PPO_CONFIG, ConfigCall, Keyword
+from trainlint.readers.facts import CLASSIFICATION_HEAD, LEGACY_PPO_CONFIG, ConfigCall, Keyword
 from trainlint.readers.python.context import empty_origin
 from trainlint.readers.python.expressions import keyword_args
 from trainlint.readers.python.findings import Findings
@@ -44,6 +44,10 @@ OTHER_CALL_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
     "LoraConfig": ("r", "modules_to_save"),
 }
 
+
+# Model classes whose head scores labels (HF's naming: `AutoModelForSequenceClassification`,
+# `LlamaForSequenceClassification`, a repository's own `Qwen2VLForSequenceClassification`).
+_CLASSIFICATION_CLASSES = ("ForSequenceClassification", "ForTokenClassification")
 
 # TRL's PPOConfig before 0.12 was a dataclass of its own (a rollout `batch_size`, `ppo_epochs`, `log_with`),
 # not TrainingArguments; 0.12 gave the name to the TrainingArguments-based one. A call with a field only the
@@ -102,6 +106,12 @@ class ConfigCallReader:
         self.findings.other_keywords.append(("get_peft_model", Keyword("called", setting)))
 
     def knob_keywords(self, node: cst.Call, callee: str) -> None:
+        if callee == "from_pretrained" and isinstance(node.func, cst.Attribute) \
+                and self.ctx.text(node.func.value).endswith(_CLASSIFICATION_CLASSES):
+            ctx = self.ctx
+            setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(node.func.value), ctx.text(node.func.value),
+                              note="a classification head")
+            self.findings.other_keywords.append((CLASSIFICATION_HEAD, Keyword("called", setting)))
         wanted = OTHER_CALL_KEYWORDS[callee]
         for name, arg in keyword_args(node).items():
             if name in wanted:

@@ -12,6 +12,8 @@ from trainlint.resolution.precedence import Candidates
 
 SEQUENCE_PARALLEL = "sequence_parallel_degree"
 FUSED_LOSS = "fused_linear_cross_entropy"
+# The model is a classifier (a head over the labels): its logits are a few numbers per sequence.
+CLASSIFIER = "classification_head"
 # The loss reads the 16-bit logits and writes their gradient into the same tensor: no fp32 copy (unsloth).
 IN_PLACE_LOSS = "in_place_cross_entropy"
 ACTIVATION_OFFLOAD = "activation_offloading"
