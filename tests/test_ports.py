@@ -367,3 +367,27 @@ def test_a_single_node_srun_count_is_ported(tmp_path):
     text = (folder / "train.sh").read_text()
     assert "--nodes=1 --ntasks=4 " in text and "--gradient_accumulation_steps 8" in text
     assert global_batches(folder, Port("srun", "a100-80gb", 4)) == {"train.sh": 128}
+
+
+def test_a_fix_never_moves_a_knob_it_names_to_a_value_it_did_not_ask_for(tmp_path) -> None:
+    # GPUS feeds the process count and, through arithmetic, the micro-batch. A fix asking world_size 2 -> 8 and
+    # the micro-batch to stay 8 could edit GPUS for both (they are the fix's own knobs), but the micro-batch would
+    # then read 16 * 2 / 8 = 4: the planner refuses rather than write it.
+    from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity
+    from trainlint.fixers.planner import Planner
+
+    (tmp_path / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
+    (tmp_path / "train.sh").write_text(
+        "#!/bin/bash\nGPUS=2\nPER_DEVICE=$((16 / GPUS))\n"
+        "torchrun --nproc_per_node $GPUS train.py --model_name_or_path lmsys/vicuna-7b-v1.5 \\\n"
+        "    --per_device_train_batch_size $PER_DEVICE --bf16 True --output_dir out\n")
+    result = lint([tmp_path], make_target("a100-80gb", None, 8))
+    [run] = result.scan.runs
+    assert run.value("per_device_train_batch_size") == 8
+    changes = (KnobChange("world_size", 2, 8), KnobChange("per_device_train_batch_size", 8, 8))
+    # A rule's own fix (not a port plan, which would be planned afresh).
+    finding = Finding("TL201", "deepspeed-batch-mismatch", Severity.WARNING, "test", run.path, None, run.id,
+                      fix=Fix(Applicability.SAFE, "test", changes))
+    planned = Planner(result).plan(finding)
+    assert planned is not None and not planned.edits
+    assert "per_device_train_batch_size" in planned.problem

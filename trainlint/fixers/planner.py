@@ -182,7 +182,24 @@ class Planner:
         for change, refusal in computed:
             if not self._follows_inputs(run, change, edits):
                 raise refusal
+        self._check_launcher_values(run, finding.fix.changes, edits)
         return edits
+
+    def _check_launcher_values(self, run: TrainingRun, changes: Tuple[KnobChange, ...], edits: List[Edit]) -> None:
+        """Every knob the fix names reads, in the launcher edited in memory, the value the fix wants: an edit at a
+        place several knobs share (a GPU count a computed accumulation also reads) must not move one of them
+        elsewhere. A word the edits replace, or one the launcher no longer holds, is not checked here."""
+        for change in changes:
+            winner = run.settings.get(change.knob)
+            if winner is None or winner.origin is None or file_kind(winner.origin.path) != FileKind.SHELL \
+                    or not any(edit.origin.path == winner.origin.path for edit in edits):
+                continue
+            data = self.read(winner.origin.path)
+            after = value_after_edits(data, edits, winner.origin) if data is not None else None
+            if after is not None and same_value(after, change.new) is False \
+                    and same_value(after, winner.value) is not True:
+                raise Refused(f"the edits would leave {change.knob} at {after!r} at {winner.origin}, not "
+                              f"{change.new!r}; change it by hand")
 
     def _follows_inputs(self, run: TrainingRun, change: KnobChange, edits: List[Edit]) -> bool:
         """Whether a value the launcher computes from other settings comes out as `change.new` once the
