@@ -49,7 +49,7 @@ _NOT_WRITABLE = {K.WORLD_SIZE, K.NUM_NODES}
 _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.DERIVED}
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
                    SourceKind.ARGPARSE_DEFAULT, SourceKind.ENVIRONMENT, SourceKind.SBATCH}
-_RECIPE_LAUNCHERS = ("llamafactory-cli", "axolotl", "arguments-file")
+_RECIPE_LAUNCHERS = (Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.ARGUMENTS_FILE)
 
 
 @dataclass(frozen=True)
@@ -191,11 +191,7 @@ class Planner:
         elsewhere. A word the edits replace, or one the launcher no longer holds, is not checked here."""
         for change in changes:
             winner = run.settings.get(change.knob)
-            if winner is None or winner.origin is None or file_kind(winner.origin.path) != FileKind.SHELL \
-                    or not any(edit.origin.path == winner.origin.path for edit in edits):
-                continue
-            data = self.read(winner.origin.path)
-            after = value_after_edits(data, edits, winner.origin) if data is not None else None
+            after = self._launcher_value_after(winner, edits)
             if after is not None and same_value(after, change.new) is False \
                     and same_value(after, winner.value) is not True:
                 raise Refused(f"the edits would leave {change.knob} at {after!r} at {winner.origin}, not "
@@ -204,13 +200,16 @@ class Planner:
     def _follows_inputs(self, run: TrainingRun, change: KnobChange, edits: List[Edit]) -> bool:
         """Whether a value the launcher computes from other settings comes out as `change.new` once the
         fix's other edits (its inputs among them) are applied: then it needs no edit of its own."""
-        winner = run.settings.get(change.knob)
-        if winner is None or winner.origin is None or file_kind(winner.origin.path) != FileKind.SHELL:
-            return False
+        return same_value(self._launcher_value_after(run.settings.get(change.knob), edits), change.new) is True
+
+    def _launcher_value_after(self, winner: Optional[Setting], edits: List[Edit]) -> Optional[Value]:
+        """What the launcher word `winner` is written at holds once `edits` are applied, read again in memory;
+        None when it is not a launcher word, its file is not edited or cannot be read, or the word is gone."""
+        if winner is None or winner.origin is None or file_kind(winner.origin.path) != FileKind.SHELL \
+                or not any(edit.origin.path == winner.origin.path for edit in edits):
+            return None
         data = self.read(winner.origin.path)
-        if data is None:
-            return False
-        return same_value(value_after_edits(data, edits, winner.origin), change.new) is True
+        return value_after_edits(data, edits, winner.origin) if data is not None else None
 
     # ------------------------------------------------------------ one knob
     def change(self, run: TrainingRun, change: KnobChange, together: Tuple[str, ...] = ()) -> List[Edit]:

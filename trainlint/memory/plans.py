@@ -337,8 +337,9 @@ def _product_to_keep(run: TrainingRun, micro: int, accumulation: Optional[int], 
                          f"so the global batch is {product} × the number of GPUs (--global-batch B keeps B instead)")
         return product, product * machine
     if total % machine:
-        notes.append(f"the global batch {total} is not a multiple of {machine} GPUs: per-device × accumulation "
-                     f"{product} is kept")
+        if written_world is None:  # with a stated count, _start says why the count change alters the math
+            notes.append(f"the global batch {total} is not a multiple of {machine} GPUs: per-device × accumulation "
+                         f"{product} is kept")
         return product, product * machine
     return total // machine, total
 
