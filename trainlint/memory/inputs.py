@@ -260,9 +260,11 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         vision_builtin=bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER)),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
-        fused_loss=_switch(knobs, FUSED_LOSS, notes, "no full vocabulary logits tensor (a fused linear "
-                                                     "cross-entropy, or a reward model's value head)"),
-        classifier=knobs.get(CLASSIFIER) is True,
+        fused_loss=_switch(knobs, CLASSIFIER, notes, "a classification head: logits over the labels, not the "
+                                                     "vocabulary")
+        or _switch(knobs, FUSED_LOSS, notes, "no full vocabulary logits tensor (a fused linear cross-entropy, or a "
+                                             "reward model's value head)"),
+        classifier=knobs.bool(CLASSIFIER) is True,
         in_place_loss=_switch(knobs, IN_PLACE_LOSS, notes,
                               "cross-entropy on the 16-bit logits, gradient written in place: no fp32 copy"),
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,

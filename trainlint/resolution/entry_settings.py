@@ -19,7 +19,6 @@ from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.frameworks.memory_features import (
     CLASSIFIER,
-    FUSED_LOSS,
     PAIRED_SEQUENCES,
     REFERENCE_MODEL,
     add_switch,
@@ -143,7 +142,6 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     for callee, keyword in facts.other_keywords:
         if callee == CLASSIFICATION_HEAD:
             # The loss is over the labels: no vocabulary logits in training, none to gather in evaluation.
-            add_switch(candidates, FUSED_LOSS, keyword.setting, "a classification head: logits over the labels")
             add_switch(candidates, CLASSIFIER, keyword.setting, "a classification head")
             continue
         if callee == DEEPSPEED_ENGINE_CALLEE:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import replace
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from trainlint.core import Setting, SourceKind
 from trainlint.readers.shell.base import ReaderBase
@@ -19,7 +19,7 @@ _SCRIPT_DIR = re.compile(r"""^"?\$\(\s*dirname\s+(?:--\s+)?"?"""
                          r"""(?P<rest>/[^"$`\s]*)?"?$""")
 
 
-def _below_script_dir(written: str) -> "str | None":
+def _below_script_dir(written: str) -> Optional[str]:
     """The folder a `cd` into the script's own folder reaches, relative to that folder ("." for the folder
     itself), or None when the word is not such a path."""
     found = _SCRIPT_DIR.match(written.strip())
