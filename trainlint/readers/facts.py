@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
 from trainlint.core import Diagnostic, Launcher, Origin, Setting, Value
+from trainlint.knobs import K
 
+# The callee of peft's adapter config, recorded with its keywords (the Python reader keeps them; resolution reads them).
+LORA_CONFIG = "LoraConfig"
+# LoraConfig's keywords the memory model reads, and the knob each one writes.
+ADAPTER_KEYWORDS = {"r": K.LORA_R, "modules_to_save": K.LORA_MODULES_TO_SAVE}
 # FieldDefault.owner of the arguments DeepSpeed adds: they are DeepSpeed's, not the script's settings.
 DEEPSPEED_ARGUMENTS_OWNER = "deepspeed.add_config_arguments"
 # The callee recorded with the keywords of a config builder whose result reaches deepspeed.initialize.

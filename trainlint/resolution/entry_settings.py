@@ -8,13 +8,14 @@ from typing import Dict, Mapping, Optional, Tuple
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import K, coerce, coerce_as, knob_for
 from trainlint.readers.facts import (
+    ADAPTER_KEYWORDS,
     CLASSIFICATION_HEAD,
     DEEPSPEED_ARGUMENTS_OWNER,
     DEEPSPEED_ENGINE_CALLEE,
+    LORA_CONFIG,
     Keyword,
     Override,
 )
-from trainlint.readers.python.adapters import ADAPTER_KEYWORDS, LORA_CONFIG
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.frameworks.memory_features import (

@@ -13,15 +13,12 @@ import libcst as cst
 
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import K, knob_for
-from trainlint.readers.facts import Keyword, Override
+from trainlint.readers.facts import ADAPTER_KEYWORDS, LORA_CONFIG, Keyword, Override
 from trainlint.readers.python.context import Assignment, Branch, condition_reason, describe_binding
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, keyword_args, literal_value
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.values import ValueReader
 
-LORA_CONFIG = "LoraConfig"
-# LoraConfig's keywords the memory model reads, and the knob each one writes.
-ADAPTER_KEYWORDS = {"r": K.LORA_R, "modules_to_save": K.LORA_MODULES_TO_SAVE}
 # List methods that only add entries: the entries written in the literal stay in the list.
 _ADDING_METHODS = frozenset({"append", "extend", "insert"})
 

@@ -6,8 +6,8 @@ from typing import FrozenSet, List
 
 import libcst as cst
 
-from trainlint.readers.facts import PythonModule
-from trainlint.readers.python.adapters import LORA_CONFIG, AdapterReader
+from trainlint.readers.facts import LORA_CONFIG, PythonModule
+from trainlint.readers.python.adapters import AdapterReader
 from trainlint.readers.python.argparse_args import read_add_argument, returns_remaining_strings
 from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, ConfigCallReader, is_config_class
