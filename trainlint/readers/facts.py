@@ -12,6 +12,8 @@ from trainlint.knobs import K
 LORA_CONFIG = "LoraConfig"
 # LoraConfig's keywords the memory model reads, and the knob each one writes.
 ADAPTER_KEYWORDS = {"r": K.LORA_R, "modules_to_save": K.LORA_MODULES_TO_SAVE}
+# The TrainingArguments field scripts test before they train (`if training_args.do_train: trainer.train()`).
+DO_TRAIN = "do_train"
 # FieldDefault.owner of the arguments DeepSpeed adds: they are DeepSpeed's, not the script's settings.
 DEEPSPEED_ARGUMENTS_OWNER = "deepspeed.add_config_arguments"
 # The callee recorded with the keywords of a config builder whose result reaches deepspeed.initialize.
@@ -228,6 +230,9 @@ class PythonModule:
     # The classes the module defines that its Trainer calls name, each with its bases as written
     # (`class SupervisedTrainer(SupervisedTrainerBase)` -> ("SupervisedTrainer", ("SupervisedTrainerBase",))).
     trainer_classes: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # The argument a script must be given before it trains (`do_train`), when every `trainer.train()` call of
+    # the module is under `if <args>.do_train:`; None when it trains unconditionally or has no such call.
+    train_gate: Optional[str] = None
 
 
 # ---------------------------------------------------------------- json / yaml

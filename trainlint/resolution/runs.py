@@ -22,8 +22,8 @@ from trainlint.core import (
     Unknown,
     file_kind,
 )
-from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
-from trainlint.readers.facts import Launch
+from trainlint.knobs import HF_BOOL_FIELDS, K, coerce_as, knob_for
+from trainlint.readers.facts import DO_TRAIN, Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path
 from trainlint.resolution import axolotl_cli, frameworks
@@ -128,6 +128,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
                                   unread or _own_deepspeed_reason(build), cwd_unknown=launch.cwd_unknown)
     _world(build, dirs)
     _environment(build)
+    _training_switch(build, flags)
     entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
     command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:
@@ -222,6 +223,30 @@ def _environment(build: JobBuild) -> None:
 
 
 _NON_GPU_XLA_DEVICES = {"TPU": "TPUs", "CPU": "the CPU", "NEURON": "AWS Neuron devices"}
+
+
+def _training_switch(build: JobBuild, flags: Flags) -> None:
+    """A script that trains only `if args.do_train:`, launched with `do_train` off (`--do_predict` alone, or
+    HF's default False), takes no training step: the memory rules, which judge one, do not apply."""
+    facts = build.facts
+    gates = {module.train_gate for module in facts.modules if module.trainer_calls} if facts else set()
+    if facts is None or gates != {DO_TRAIN}:
+        return
+    flag = flags.get(DO_TRAIN)
+    field = facts.fields.get(DO_TRAIN)
+    if flag is not None:
+        switch = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG)
+    elif field is not None and field.default is not None:
+        switch = field.default
+    elif facts.inherits_hf:
+        switch = Setting(False, SourceKind.FRAMEWORK_DEFAULT, None, note="TrainingArguments.do_train")
+    else:
+        return
+    if coerce_as(bool, switch.value).value is False:
+        shown = display_path(facts.path)
+        reason = (f"{shown} trains only `if ...{DO_TRAIN}:` and this launch leaves {DO_TRAIN} off: it evaluates or "
+                  "predicts, and takes no training step")
+        add_out_of_scope(build.candidates, switch, reason)
 
 
 # ---------------------------------------------------------------- recipes

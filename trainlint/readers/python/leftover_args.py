@@ -3,19 +3,15 @@ only prints them), or handles them itself (applies them to a config, hands them 
 from __future__ import annotations
 
 import ast
-import warnings
+from typing import Optional
 
 
-def known_args_rest_used(text: str) -> bool:
+def known_args_rest_used(tree: Optional[ast.Module]) -> bool:
     """Whether the arguments `parse_known_args()` leaves over are bound to a name (`args, unknown = ...`)
-    that the module reads again, other than to show it: the script then handles unknown flags itself. Read with
-    the stdlib parser over the whole text, since the statement that reads them need not hold a setting; only
-    files that call parse_known_args get here."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text.lstrip("\ufeff"))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    that the module reads again, other than to show it: the script then handles unknown flags itself. Read in
+    the stdlib parser's tree of the whole text (None: it does not parse), since the statement that reads them
+    need not hold a setting; only files that call parse_known_args get here."""
+    if tree is None:
         return True  # cannot tell: the rest may be read
     rests = set()
     for node in ast.walk(tree):

@@ -8,7 +8,7 @@ import ast
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import FrozenSet, List, Tuple, Union
+from typing import FrozenSet, List, Optional, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -23,6 +23,7 @@ from trainlint.readers.python.leftover_args import known_args_rest_used
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
+from trainlint.readers.python.train_gate import train_gate
 from trainlint.readers.source import SourceText, read_source
 
 
@@ -31,22 +32,27 @@ def read_python(path: Union[str, Path]) -> PythonModule:
     source = read_source(path)
     if isinstance(source, Diagnostic):
         return PythonModule(path=source.path, diagnostics=(source,))
+    has_bom = source.text.startswith("\ufeff")
+    text = source.text[1:] if has_bom else source.text
     try:
-        module = _read_parsed(source)
-        if module.parse_known_args and known_args_rest_used(source.text):
+        # The stdlib tree plans the libcst pass and answers the whole-module questions after it: parsed once.
+        tree = stdlib_tree(text) if STDLIB_PARSER_GUARDS_DEPTH else None
+        module = _read_parsed(source, has_bom, text, tree)
+        if module.parse_known_args or module.trainer_calls:
+            tree = tree if tree is not None else stdlib_tree(text)
+        if module.parse_known_args and known_args_rest_used(tree):
             module = replace(module, known_args_rest_used=True)
         if module.trainer_calls:
-            module = replace(module, trainer_classes=_trainer_classes(source.text, module))
+            module = replace(module, trainer_classes=_trainer_classes(tree, module), train_gate=train_gate(tree))
         return module
     except (RecursionError, MemoryError) as err:  # pathological nesting: report, do not crash
         message = f"{source.path} is too deeply nested to analyse ({type(err).__name__})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path),))
 
 
-def _trainer_classes(text: str, module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+def _trainer_classes(tree: Optional[ast.Module], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """The classes `module` defines under the names its Trainer calls use, and the bases of those it defines too,
     each with its bases as written."""
-    tree = stdlib_tree(text[1:] if text.startswith("\ufeff") else text)
     if tree is None:
         return ()
     defined = {}
@@ -63,10 +69,7 @@ def _trainer_classes(text: str, module: PythonModule) -> Tuple[Tuple[str, Tuple[
     return tuple(found)
 
 
-def _read_parsed(source: SourceText) -> PythonModule:
-    has_bom = source.text.startswith("\ufeff")
-    text = source.text[1:] if has_bom else source.text
-    tree = stdlib_tree(text) if STDLIB_PARSER_GUARDS_DEPTH else None
+def _read_parsed(source: SourceText, has_bom: bool, text: str, tree: Optional[ast.Module]) -> PythonModule:
     too_deep = too_deep_to_parse(text, tree)
     if too_deep is not None:
         start = ByteLocator(source, has_bom).offset(too_deep.line, 0)
