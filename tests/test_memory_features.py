@@ -439,3 +439,14 @@ def test_a_classification_head_builds_no_vocabulary_logits(tmp_path, model_class
     [estimate] = result.estimates.values()
     assert (estimate.breakdown["logits"] < 1) is classifier
     assert ("TL107" in {finding.code for finding in result.findings}) is not classifier
+
+
+@pytest.mark.parametrize("dtype, fp32", [("bfloat16", False), ("float32", True)])
+def test_the_dtype_flag_that_replaced_torch_dtype_says_how_the_weights_load(tmp_path, dtype, fp32):
+    """transformers 4.56 and TRL's ModelConfig spell `torch_dtype` as `dtype`: `--dtype bfloat16` without `--bf16`
+    trains a 16-bit model, not an fp32 one (TL105 stays quiet); `--dtype float32` is fp32."""
+    _hf_job(tmp_path, f"--bf16 False --dtype {dtype} --per_device_train_batch_size 1 --output_dir o")
+    result = lint([tmp_path], make_target(gpu="a100-80gb"))
+    assert [f.code for f in result.findings if f.code == "TL105"] == (["TL105"] if fp32 else [])
+    weights = next(iter(result.estimates.values())).breakdown["weights"]
+    assert (weights > 6.738e9 * 4 / 2**30 * 0.95) is fp32

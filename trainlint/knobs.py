@@ -394,7 +394,8 @@ KNOBS: Tuple[Knob, ...] = (
         K.PURE_BF16, bool, "LLaMA-Factory: weights, gradients and optimizer states all in bf16", {ARGS: ("pure_bf16",)}
     ),
     Knob(K.OPTIM, str, "optimizer", {ARGS: ("optim",), AXOLOTL: ("optimizer",)}, "adamw_torch"),
-    Knob(K.TORCH_DTYPE, str, "dtype weights are loaded in", {ARGS: ("torch_dtype",)}),
+    # `dtype` is the name transformers (4.56) and TRL's ModelConfig gave `torch_dtype` after it.
+    Knob(K.TORCH_DTYPE, str, "dtype weights are loaded in", {ARGS: ("torch_dtype", "dtype")}),
     Knob(K.ALLOC_CONF, str, "PYTORCH_CUDA_ALLOC_CONF", {}),
     Knob(
         K.EVAL_DATA,
