@@ -66,4 +66,5 @@ def read_python_whole(path: Path):
     from trainlint.readers.source import read_source
 
     source = read_source(path)
-    return loading._walk_whole(source, False, cst.parse_module(source.text))
+    return loading.whole_module_facts(loading._walk_whole(source, False, cst.parse_module(source.text)), source.text,
+                                      None)

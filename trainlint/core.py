@@ -385,7 +385,8 @@ class RunFacts:
     # The subset the entry script defines itself (the rest comes from HF's TrainingArguments).
     own_flags: frozenset = frozenset()
     parse_known_args: bool = False
-    # The script reads the flags parse_known_args leaves over itself (their effect is unknown).
+    # The flags parse_known_args leaves over may take effect (the script reads them itself, or runs code trainlint
+    # has not read that may parse them): their effect is unknown.
     known_args_rest_used: bool = False
     # A data-level factor: samples per item the entry script packs beyond the per-device batch.
     batch_multiplier: Optional[Setting] = None

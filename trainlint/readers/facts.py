@@ -214,6 +214,8 @@ class PythonModule:
     imports: Tuple[ImportInfo, ...] = ()
     # Names of functions called at module level or under `if __name__ == "__main__":`.
     main_calls: Tuple[str, ...] = ()
+    # Names of the functions and classes the module defines at its top level.
+    defines: Tuple[str, ...] = ()
     parse_known_args: bool = False
     # The arguments parse_known_args leaves over are bound to a name the module reads again: the script
     # handles unknown flags itself (applies them to a config, hands them on), so they are not simply dropped.

@@ -50,12 +50,16 @@ class EntryFacts:
     trainer_calls: List[TrainerCall] = field(default_factory=list)
     other_keywords: List[Tuple[str, Keyword]] = field(default_factory=list)
     parse_known_args: bool = False
+    # The flags parse_known_args leaves over may still take effect: a module reads them itself, or the script
+    # runs code trainlint has not read, which may parse the command line again.
     known_args_rest_used: bool = False
     inherits_hf: bool = False  # a parser dataclass derives from TrainingArguments (all HF flags accepted)
     # Trainer classes the scripts import from the repository's own modules (OpenRLHF's `SFTTrainer(ABC)`,
     # LLaVA's `LLaVATrainer(Trainer)`): whether they are HF's Trainer is not known from the call.
     local_trainers: Set[str] = field(default_factory=set)
     has_parser: bool = False
+    # A function the script runs, imported from the repository, whose definition trainlint has not read.
+    unread_call: Optional[str] = None
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
     # the set of accepted flags is then incomplete.
     unresolved_parser_class: bool = False
@@ -218,7 +222,30 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
                     next_frontier.append(target)
         frontier = next_frontier
     _merge(facts)
+    facts.unread_call = _unread_call(facts, workspace, roots)
+    if facts.parse_known_args and facts.unread_call is not None:
+        facts.known_args_rest_used = True  # that code may parse what parse_known_args leaves over
     return facts
+
+
+def _unread_call(facts: EntryFacts, workspace: Workspace, roots: Sequence[Path]) -> Optional[str]:
+    """A function the entry script calls when it runs, imported from the repository's own modules, whose definition
+    none of the modules read holds: it may parse the command line itself (ms-swift's `sft.py` parses one flag with
+    parse_known_args, then calls `sft_main()`, which its package exports lazily and which parses them all)."""
+    if not facts.modules:
+        return None
+    entry = facts.modules[0]
+    defined = {name for module in facts.modules for name in module.defines}
+    roots = [facts.path.resolve().parent, *roots]
+    for call in entry.main_calls:
+        head = call.partition(".")[0]
+        if _last(call) in defined:
+            continue
+        for info in entry.imports:
+            if any(bound == head for _name, bound in info.bindings()) \
+                    and workspace.module(info.module, facts.path, roots) is not None:
+                return call
+    return None
 
 
 def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> Set[str]:

@@ -46,10 +46,11 @@ def launcher_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Can
         target = knob_for(name)
         if accepted is not None and normalized not in accepted and name not in accepted and facts.parse_known_args:
             if facts.known_args_rest_used and target is not None:
-                # Left over by parse_known_args, then read by the script's own code: it may take effect.
+                # Left over by parse_known_args, then read by the script's own code (or by code trainlint has not
+                # read): it may take effect.
                 candidates.add(target, as_flag(flag.value, f"--{name}", value=Unknown(
                     f"`--{name}` reaches the script only among the arguments parse_known_args leaves over, "
-                    f"which its own code handles")))
+                    f"which its own code, or code trainlint has not read, may handle")))
             continue  # otherwise parse_known_args drops it silently
         if target == "deepspeed" and flag.bare:
             continue  # a bare `--deepspeed` is DeepSpeed's switch (add_config_arguments): it names no config

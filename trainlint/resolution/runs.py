@@ -27,7 +27,13 @@ from trainlint.readers.facts import DO_TRAIN, Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path
 from trainlint.resolution import axolotl_cli, frameworks
-from trainlint.resolution.entry import EntryFacts, collect, eval_dataset_fact, locate_module, locate_script
+from trainlint.resolution.entry import (
+    EntryFacts,
+    collect,
+    eval_dataset_fact,
+    locate_module,
+    locate_script,
+)
 from trainlint.resolution.entry_settings import Flags, argument_values, code_settings, data_batch, launcher_settings
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import (
@@ -123,9 +129,11 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     launcher_settings(build.facts, flags, build.candidates)
     code_settings(build.facts, flags, build.candidates)
     build.batch_multiplier = data_batch(build.facts, flags)
-    unread = _unread_reason(build) if build.facts is None else None
+    read_elsewhere = _unread_parser_reason(build.facts) if build.facts is not None else None
+    unread = _unread_reason(build) if build.facts is None else read_elsewhere
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs,
-                                  unread or _own_deepspeed_reason(build), cwd_unknown=launch.cwd_unknown)
+                                  unread or _own_deepspeed_reason(build), cwd_unknown=launch.cwd_unknown,
+                                  read_elsewhere=read_elsewhere)
     _world(build, dirs)
     _environment(build)
     _training_switch(build, flags)
@@ -148,6 +156,18 @@ def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:
     if build.launch.launcher != Launcher.DEEPSPEED or build.facts is None or build.facts.uses_hf_trainer:
         return None
     return "the entry script builds its own DeepSpeed setup under the `deepspeed` launcher"
+
+
+def _unread_parser_reason(facts: EntryFacts) -> Optional[str]:
+    """Why the flags of a script that parses none of them itself, and hands the run to a function trainlint has
+    not read (ms-swift's `swift/cli/rlhf.py` calls `rlhf_main()`), have meanings and defaults that are unknown."""
+    if facts.has_parser or facts.uses_hf_trainer:
+        return None
+    call = facts.unread_call
+    if call is None:
+        return None
+    return (f"{display_path(facts.path)} hands its command line to `{call}()`, which trainlint has not read, so the "
+            "defaults it trains with are unknown")
 
 
 def _unread_reason(build: JobBuild) -> str:

@@ -37,17 +37,34 @@ def read_python(path: Union[str, Path]) -> PythonModule:
     try:
         # The stdlib tree plans the libcst pass and answers the whole-module questions after it: parsed once.
         tree = stdlib_tree(text) if STDLIB_PARSER_GUARDS_DEPTH else None
-        module = _read_parsed(source, has_bom, text, tree)
-        if module.parse_known_args or module.trainer_calls:
-            tree = tree if tree is not None else stdlib_tree(text)
-        if module.parse_known_args and known_args_rest_used(tree):
-            module = replace(module, known_args_rest_used=True)
-        if module.trainer_calls:
-            module = replace(module, trainer_classes=_trainer_classes(tree, module), train_gate=train_gate(tree))
-        return module
+        return whole_module_facts(_read_parsed(source, has_bom, text, tree), text, tree)
     except (RecursionError, MemoryError) as err:  # pathological nesting: report, do not crash
         message = f"{source.path} is too deeply nested to analyse ({type(err).__name__})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("unanalysable-python", message, source.path),))
+
+
+def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Module]) -> PythonModule:
+    """`module` with the facts read from the stdlib tree of the whole text (`tree`, or parsed here): what it
+    defines, and, when it calls them, what its Trainer classes are and whether parse_known_args' rest is read."""
+    if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
+        tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
+    module = replace(module, defines=_top_level_definitions(tree))
+    if module.parse_known_args and known_args_rest_used(tree):
+        module = replace(module, known_args_rest_used=True)
+    if module.trainer_calls:
+        module = replace(module, trainer_classes=_trainer_classes(tree, module), train_gate=train_gate(tree))
+    return module
+
+
+# Diagnostics of a file whose text was not parsed: the stdlib parser is not run on it either.
+_NOT_ANALYSED = ("syntax-error", "unanalysable-python")
+
+
+def _top_level_definitions(tree: Optional[ast.Module]) -> Tuple[str, ...]:
+    if tree is None:
+        return ()
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return tuple(node.name for node in tree.body if isinstance(node, kinds))
 
 
 def _trainer_classes(tree: Optional[ast.Module], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:

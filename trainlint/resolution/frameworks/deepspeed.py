@@ -18,14 +18,20 @@ CONFIG_ROOTS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_ba
 
 
 def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace: Workspace,
-                 inputs: JobInputs, cwd_unknown: bool = False) -> None:
+                 inputs: JobInputs, cwd_unknown: bool = False, read_elsewhere: Optional[str] = None) -> None:
     """The DeepSpeed config at `path` (None: `shown` names a file that does not exist; `cwd_unknown`: or one
-    relative to a directory a `cd` trainlint cannot follow chose, which may hold it)."""
+    relative to a directory a `cd` trainlint cannot follow chose, which may hold it; `read_elsewhere`: why the
+    flag is read by code trainlint has not read, which may take a name that is no file, such as a preset)."""
     candidates = inputs.candidates
     if path is None and cwd_unknown and not shown.startswith("/"):
         candidates.add(K.ZERO_STAGE, Setting(Unknown(f"the DeepSpeed config `{shown}` is relative to a directory "
                                                      "not known statically"), SourceKind.DERIVED, None,
                                              via=(named_by,)))
+        return
+    if path is None and read_elsewhere is not None:
+        candidates.add(K.ZERO_STAGE, Setting(Unknown(f"{read_elsewhere}; `{shown}` is no file here, and that code "
+                                                     "may read it as something else (a preset's name)"),
+                                             SourceKind.DERIVED, None, via=(named_by,)))
         return
     if path is None:
         candidates.diagnostics.append(Diagnostic(
@@ -43,12 +49,14 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
 
 def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
                         dirs: Sequence[Path], unread_entry: Optional[str] = None,
-                        sharded_elsewhere: Optional[str] = None, cwd_unknown: bool = False) -> None:
+                        sharded_elsewhere: Optional[str] = None, cwd_unknown: bool = False,
+                        read_elsewhere: Optional[str] = None) -> None:
     """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
     named, unless an accelerate config (read later) may bring one. `unread_entry`: why the entry script was
     not read; then no config named says nothing (the script may shard the model itself, FSDP or DeepSpeed
     configured in code), and the stage is unknown. `sharded_elsewhere`: why something out of view chooses
-    the sharding (a file of arguments checked by itself); the stage is then unknown too."""
+    the sharding (a file of arguments checked by itself); the stage is then unknown too. `read_elsewhere`: why the
+    flags reach code trainlint has not read (see `apply_config`)."""
     candidates = inputs.candidates
     winner = candidates.winner(K.DEEPSPEED)
     if winner is None or winner.value is None or winner.value == "":
@@ -68,7 +76,8 @@ def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: 
         candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config path is not known"),
                                              SourceKind.DERIVED, None, via=(winner,)))
         return
-    apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs, cwd_unknown)
+    apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs, cwd_unknown,
+                 read_elsewhere)
 
 
 DEEPSPEED = Framework(name="deepspeed", namespace=DEEPSPEED_SPELLING)
