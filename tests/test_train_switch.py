@@ -1,5 +1,6 @@
-"""A script that trains only `if training_args.do_train:` takes no training step when a launch leaves
-`do_train` off (a prediction or evaluation launcher next to the training one): no memory rule judges it."""
+"""Launches that take no training step: a script that trains only `if training_args.do_train:`, launched with
+`do_train` off (a prediction launcher next to the training one), and an inference script started under
+`deepspeed` with a DeepSpeed config. No memory rule judges them."""
 from __future__ import annotations
 
 import ast
@@ -114,3 +115,67 @@ def test_the_reader_records_the_gate_of_the_module_that_builds_the_trainer(tmp_p
     path = tmp_path / "main.py"
     path.write_text(_MAIN)
     assert read_python(path).train_gate == "do_train"
+
+
+_CHATBOT = """from dataclasses import dataclass, field
+
+from transformers import AutoModelForCausalLM, HfArgumentParser
+
+
+@dataclass
+class ChatArguments:
+    model_name_or_path: str = field(default="gpt2")
+    max_new_tokens: int = field(default=200)
+    model_max_length: int = field(default=2048)
+
+
+def main():
+    (chat_args,) = HfArgumentParser((ChatArguments,)).parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(chat_args.model_name_or_path)
+    print(model.generate(max_new_tokens=chat_args.max_new_tokens))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("extra, judged", [("", False), (" --per_device_train_batch_size 4", True)])
+def test_an_inference_script_under_deepspeed_is_no_training_job(cli, tmp_path, extra, judged):
+    launcher = ("deepspeed chat.py --deepspeed ds.json --model_name_or_path lmsys/vicuna-13b-v1.5 "
+                f"--model_max_length 4096{extra}\n")
+    write_tree(tmp_path, {"chat.py": _CHATBOT, "chat.sh": launcher,
+                          "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": true}}'})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-40gb")
+    assert bool(document["runs"]) is judged
+
+
+_OWN_LOOP = """import argparse
+
+from accelerate import Accelerator
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch-size", type=int, default=1)
+    parser.add_argument("--seq-length", type=int, default=4096)
+    parser.add_argument("--model", type=str)
+    args = parser.parse_args()
+    accelerator = Accelerator()
+    for batch in []:
+        loss = model(batch).loss
+        {step}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("step, judged", [("accelerator.backward(loss)", True), ("print(loss)", False)])
+def test_a_loop_of_its_own_that_calls_backward_is_a_training_job(cli, tmp_path, step, judged):
+    # Its flags are its own (`--seq-length`): a `.backward()` is what shows it trains.
+    write_tree(tmp_path, {"loop.py": _OWN_LOOP.replace("{step}", step),
+                          "run.sh": "accelerate launch loop.py --batch-size 1 --seq-length 32768 --model m\n"})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    assert bool(document["runs"]) is judged

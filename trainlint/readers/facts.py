@@ -216,6 +216,9 @@ class PythonModule:
     main_calls: Tuple[str, ...] = ()
     # Names of the functions and classes the module defines at its top level.
     defines: Tuple[str, ...] = ()
+    # The module calls `.backward(...)` (`loss.backward()`, `accelerator.backward(loss)`): it trains in a loop of
+    # its own, whatever its flags are called.
+    calls_backward: bool = False
     parse_known_args: bool = False
     # The arguments parse_known_args leaves over are bound to a name the module reads again: the script
     # handles unknown flags itself (applies them to a config, hands them on), so they are not simply dropped.

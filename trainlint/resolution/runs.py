@@ -23,7 +23,7 @@ from trainlint.core import (
     file_kind,
 )
 from trainlint.knobs import HF_BOOL_FIELDS, K, coerce_as, knob_for
-from trainlint.readers.facts import DO_TRAIN, Launch
+from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, DO_TRAIN, Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path
 from trainlint.resolution import axolotl_cli, frameworks
@@ -58,6 +58,7 @@ __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "b
 
 _TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.DEEPSPEED,
                         K.GRADIENT_CHECKPOINTING, K.MAX_SEQ_LENGTH, K.GLOBAL_BATCH_SIZE}
+_TRAINING_ONLY_FLAG_KNOBS = _TRAINING_FLAG_KNOBS - {K.DEEPSPEED, K.MAX_SEQ_LENGTH}
 _DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
                           Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
 _RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
@@ -194,7 +195,16 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
 def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
     if facts is not None and facts.is_training:
         return True
-    return any(knob_for(name) in _TRAINING_FLAG_KNOBS for name in flags)
+    # A DeepSpeed config and a length limit serve inference too (a chatbot under `deepspeed`): when the script's
+    # own parser was read and shows no training (no Trainer, no DeepSpeed training engine: neither the arguments
+    # `deepspeed.add_config_arguments` adds nor a config built for `deepspeed.initialize`, no `.backward()` of its
+    # own), only a training flag makes the launch a training job.
+    shows_no_training = facts is not None and facts.has_parser and not any(
+        callee == DEEPSPEED_ENGINE_CALLEE for callee, _keyword in facts.other_keywords) and not any(
+        arg.owner == DEEPSPEED_ARGUMENTS_OWNER for arg in facts.argparse.values()) and not any(
+        module.calls_backward for module in facts.modules)
+    wanted = _TRAINING_ONLY_FLAG_KNOBS if shows_no_training else _TRAINING_FLAG_KNOBS
+    return any(knob_for(name) in wanted for name in flags)
 
 
 def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False) -> None:

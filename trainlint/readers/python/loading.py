@@ -48,7 +48,7 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     defines, and, when it calls them, what its Trainer classes are and whether parse_known_args' rest is read."""
     if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
-    module = replace(module, defines=_top_level_definitions(tree))
+    module = replace(module, defines=_top_level_definitions(tree), calls_backward=_calls_backward(tree))
     if module.parse_known_args and known_args_rest_used(tree):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
@@ -65,6 +65,11 @@ def _top_level_definitions(tree: Optional[ast.Module]) -> Tuple[str, ...]:
         return ()
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     return tuple(node.name for node in tree.body if isinstance(node, kinds))
+
+
+def _calls_backward(tree: Optional[ast.Module]) -> bool:
+    return tree is not None and any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                                    and node.func.attr == "backward" for node in ast.walk(tree))
 
 
 def _trainer_classes(tree: Optional[ast.Module], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
