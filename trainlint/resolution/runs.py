@@ -94,6 +94,10 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         # The repository declares a submodule it does not hold: its launchers may be meant to run from inside
         # it, so a relative file not found here is unknown, not missing.
         launch = replace(launch, cwd_unknown=True)
+    if not launch.cwd_unknown and launch.cwd is None and _sbatch_without_chdir(workspace, script_path):
+        # sbatch runs a batch script in the folder it was submitted from (unless `--chdir` says), which may be
+        # another project's checkout (smollm's `run_train.py` is nanotron's): a relative file not found is unknown.
+        launch = replace(launch, cwd_unknown=True)
     build = JobBuild(launch, script_path, workspace)
     dirs = workspace.search_dirs(script_path, launch.cwd)
     shown_script = display_path(script_path)
@@ -149,6 +153,13 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     elif build.facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
     return _finish(build, shown_script)
+
+
+def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:
+    if file_kind(script_path) != FileKind.SHELL:
+        return False
+    directives = workspace.shell(script_path).sbatch
+    return bool(directives) and "chdir" not in directives
 
 
 def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:

@@ -431,6 +431,13 @@ class Workspace:
             path = folder / candidate
             if (self.allow_outside_reads or self.inside(path)) and _exists(path):
                 return path
+        for folder in dirs:
+            # `open_flamingo/open_flamingo/train/train.py`: a script meant to run from the folder that holds the
+            # checkout names the repository's own folder first; the file is the checkout's.
+            if len(candidate.parts) > 1 and candidate.parts[0] == folder.name and repo_root(folder) == folder:
+                path = folder.joinpath(*candidate.parts[1:])
+                if self.inside(path) and _exists(path):
+                    return path
         if self.allow_outside_reads:
             return None
         # `../../x.json`: from every folder of the tree it leaves the tree.

@@ -1,0 +1,58 @@
+"""Constructs met in a seventh round of public fine-tuning repositories, written here in our own words."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_tree
+
+_TRAIN = """import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lm_path", type=str)
+    parser.add_argument("--batch_size", type=int, default=8)
+    args = parser.parse_args()
+    loss = None
+    loss.backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+_LAUNCHER = """#!/bin/bash
+torchrun --nproc_per_node 8 {entry} --lm_path mosaicml/mpt-1b --batch_size 4 --deepspeed ds.json
+"""
+
+
+@pytest.mark.parametrize("entry, missing", [
+    ("flamingo/flamingo/train/train.py", False),  # run from the folder holding the checkout `flamingo/`
+    ("flamingo/flamingo/train/missing.py", True),
+    ("other/flamingo/train/train.py", True),
+])
+def test_a_path_that_starts_with_the_checkout_folder_names_the_checkouts_file(cli, tmp_path, entry, missing):
+    root = tmp_path / "flamingo"
+    write_tree(root, {".git/HEAD": "ref: refs/heads/main\n", "flamingo/__init__.py": "",
+                      "flamingo/train/__init__.py": "", "flamingo/train/train.py": _TRAIN,
+                      "scripts/run_train.sh": _LAUNCHER.format(entry=entry), "ds.json": "{}"})
+    _, document = cli.check_json(root, "--isolated", "--no-cache")
+    entry_missing = [f for f in document["findings"] if f["code"] == "TL302" and "entry script" in f["message"]]
+    assert bool(entry_missing) is missing
+
+
+@pytest.mark.parametrize("directives, missing", [
+    ("#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n", False),  # runs where it is submitted: unknown, not missing
+    ("#SBATCH --nodes=2\n#SBATCH --chdir=/scratch/run\n", True),
+    ("", True),  # run as a plain script: next to it, or from where it is started, as any launcher
+])
+def test_a_batch_script_runs_from_the_folder_it_is_submitted_from(cli, tmp_path, directives, missing):
+    # `run_train.py` is another project's (the README says: clone it, submit from there).
+    launcher = (f"#!/bin/bash\n{directives}TRAINER=run_train.py\n"
+                "srun torchrun --nproc_per_node 8 $TRAINER --per_device_train_batch_size 4 --deepspeed ds.json\n")
+    write_tree(tmp_path, {"pretraining/launch.slurm": launcher, "pretraining/ds.json": "{}"})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    entry_missing = [f for f in document["findings"] if f["code"] == "TL302" and "entry script" in f["message"]]
+    assert bool(entry_missing) is missing
