@@ -56,3 +56,54 @@ def test_a_batch_script_runs_from_the_folder_it_is_submitted_from(cli, tmp_path,
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
     entry_missing = [f for f in document["findings"] if f["code"] == "TL302" and "entry script" in f["message"]]
     assert bool(entry_missing) is missing
+
+
+_REWARD_SCRIPT = """from dataclasses import dataclass, field
+
+import transformers
+
+from {trainer_module} import Trainer
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="huggyllama/llama-7b")
+
+
+def main():
+    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    trainer = Trainer(model=model, args=training_args, train_dataset=[], eval_dataset=[],
+                      compute_metrics=lambda prediction: {{}})
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+_OWN_TRAINER = """import transformers
+
+
+class Trainer(transformers.Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        rewards = model(**inputs).rewards
+        return (rewards.mean(), dict(logits=rewards)) if return_outputs else rewards.mean()
+"""
+
+
+@pytest.mark.parametrize("trainer_module, gathers_logits", [
+    ("rewardkit.trainer", False),  # the repository's own Trainer, from its `src/` package
+    ("transformers", True),
+])
+def test_a_trainer_from_the_repositorys_src_package_is_its_own(cli, tmp_path, trainer_module, gathers_logits):
+    write_tree(tmp_path, {
+        "setup.py": "import setuptools\nsetuptools.setup(package_dir={'': 'src'})\n",
+        "src/rewardkit/__init__.py": "", "src/rewardkit/trainer.py": _OWN_TRAINER,
+        "examples/reward_modeling.py": _REWARD_SCRIPT.format(trainer_module=trainer_module),
+        "examples/reward.sh": "torchrun --nproc_per_node 8 examples/reward_modeling.py --bf16 True \\\n"
+                              "    --per_device_eval_batch_size 4 --eval_strategy steps --eval_steps 10\n",
+    })
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    assert any(f["code"] == "TL107" for f in document["findings"]) is gathers_logits

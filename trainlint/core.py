@@ -380,6 +380,9 @@ class RunFacts:
     compute_metrics: Optional[bool] = None
     # The trainer reduces logits before gathering them (`preprocess_logits_for_metrics`).
     reduces_logits: bool = False
+    # The trainer is a class the repository imports from its own modules (alpaca_farm's reward `Trainer`): its
+    # `compute_loss` or `prediction_step` may return something other than the model's logits for the metrics.
+    own_trainer: bool = False
     # Option names the entry point's parser accepts (None when the parser is not known).
     accepted_flags: Optional[frozenset] = None
     # The subset the entry script defines itself (the rest comes from HF's TrainingArguments).

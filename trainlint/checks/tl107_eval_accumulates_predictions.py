@@ -65,6 +65,8 @@ class EvalAccumulatesPredictions(Rule):
             return  # preprocess_logits_for_metrics keeps only what the metric needs (argmax ids)
         if run.value(CLASSIFIER) is True:
             return  # a classifier's predictions are a few scores per sequence, not a vocabulary per token
+        if run.facts.own_trainer:
+            return  # the repository's own Trainer may hand the metrics something else (a reward per pair)
         if run.value(K.EVAL_ACCUMULATION_STEPS) is not None or known_bool(run, K.PREDICTION_LOSS_ONLY):
             return
         batch = known_int(run, K.PER_DEVICE_EVAL_BATCH_SIZE)

@@ -560,7 +560,7 @@ def _evaluation(knobs: KnobReader, run: TrainingRun, batch: int) -> Tuple[bool, 
                                                                 or DEFAULT_EVAL_BATCH)
     # A classifier's predictions are a few scores per sequence: nothing of size to gather.
     gathers = bool(run.facts.compute_metrics) and not knobs.int(K.EVAL_ACCUMULATION_STEPS) \
-        and knobs.get(CLASSIFIER) is not True
+        and knobs.get(CLASSIFIER) is not True and not run.facts.own_trainer
     return True, eval_batch, gathers
 
 

@@ -452,8 +452,12 @@ class Workspace:
         allowed = [d for d in dirs if self.allow_outside_reads or self.inside(d)]
         key = (dotted, str(importer), tuple(str(d) for d in allowed))
         if key not in self._modules:
-            _note_module_folders(dotted, importer, allowed)
-            self._modules[key] = resolve_import(dotted, str(importer), list(key[2]))
+            # A repository laid out with its packages under `src/` (setuptools' `package_dir={"": "src"}`) imports
+            # them by name once installed: `from alpaca_farm.trainer import ...` is `src/alpaca_farm/trainer.py`.
+            searched = allowed + [d / "src" for d in allowed if repo_root(d) == d and os.path.isdir(d / "src")
+                                  and d / "src" not in allowed]
+            _note_module_folders(dotted, importer, searched)
+            self._modules[key] = resolve_import(dotted, str(importer), [str(d) for d in searched])
         found = self._modules[key]
         return Path(found) if found else None
 
