@@ -1,8 +1,6 @@
 """Constructs met in a seventh round of public fine-tuning repositories, written here in our own words."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.conftest import write_tree
