@@ -105,3 +105,42 @@ def test_a_trainer_from_the_repositorys_src_package_is_its_own(cli, tmp_path, tr
     })
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
     assert any(f["code"] == "TL107" for f in document["findings"]) is gathers_logits
+
+
+_OWN_ARGS = """import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", type=str, default="nextgpt")
+parser.add_argument("--stage", type=int, default=1)
+args = parser.parse_args()
+loss = None
+loss.backward()
+"""
+
+_OTHER_ARGS = _OWN_ARGS.replace('"--model"', '"--config"').replace('"--stage"', '"--steps"')
+
+
+@pytest.mark.parametrize("root_script, reported", [(_OTHER_ARGS, []), (None, ["per_device_train_batch_size"])])
+def test_an_entry_path_two_folders_hold_leaves_its_parser_unknown(cli, tmp_path, root_script, reported):
+    # A legacy copy under `legacy/code/` is run from that folder; the repository's root has a `train.py` of its
+    # own with other arguments. Which one the launch runs depends on where it is started.
+    files = {"legacy/code/train.py": _OWN_ARGS,
+             "legacy/code/scripts/train.sh": "deepspeed --include localhost:0 train.py --model nextgpt --stage 1 "
+                                             "--per_device_train_batch_size 2\n"}
+    if root_script is not None:
+        files["train.py"] = root_script
+    write_tree(tmp_path, files)
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    # Run from `legacy/code/`, the script there accepts --model and --stage but not the batch flag.
+    flagged = [f["message"].split("`")[1].lstrip("-") for f in document["findings"] if f["code"] == "TL305"]
+    assert flagged == reported
+
+
+def test_an_entry_path_another_folder_of_the_repository_holds_is_unknown_not_missing(cli, tmp_path):
+    launcher = "torchrun --nproc_per_node 8 src/open_r1/grpo.py --per_device_train_batch_size 1 --deepspeed z.json\n"
+    write_tree(tmp_path, {"src/r1-v/src/open_r1/grpo.py": _OWN_ARGS, "src/scripts/run_grpo.sh": launcher,
+                          "src/scripts/run_sft.sh": launcher.replace("grpo.py", "sft.py")})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    missing = sorted(f["path"] for f in document["findings"]
+                     if f["code"] == "TL302" and "entry script" in f["message"])
+    assert missing == ["src/scripts/run_sft.sh"]  # no folder holds `src/open_r1/sft.py`

@@ -166,6 +166,12 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_
         # Relative to a directory a `cd` trainlint cannot follow chose: it may be there.
         return ModuleEntry(None, None, f"{written} (relative to a directory not known statically: its arguments "
                                        "are unknown)")
+    holder = workspace.held_elsewhere(written)
+    if holder is not None:
+        # R1-V's `src/scripts/*.sh` run `src/open_r1/grpo.py`, which `src/r1-v/` holds: its README has them
+        # started from there.
+        return ModuleEntry(None, None, f"{written} (not found from the launcher's folders; {display_path(holder)} "
+                                       "holds it, where the launch may be meant to run: its arguments are unknown)")
     return ModuleEntry(None, False, written)
 
 

@@ -80,6 +80,9 @@ class JobBuild:
     batch_multiplier: Optional[Setting] = None
     job_launcher: Optional[Launcher] = None  # the job's own launcher, when another one starts its processes
     recipe: Optional[str] = None
+    # The entry path names different scripts from different folders the launch may run in (a legacy copy's
+    # `code/train.py` next to the repository's `train.py`): which parser reads the flags is not known.
+    entry_ambiguous: bool = False
 
     @property
     def candidates(self) -> Candidates:
@@ -200,6 +203,10 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
         return located.path
     located = locate_script(build.workspace, entry.value, dirs, launch.cwd_unknown)
     build.entry_shown, build.entry_exists = located.shown, located.exists
+    if located.path is not None and launch.cwd is None:
+        candidates = {found.resolve() for found in (build.workspace.find(entry.value, [folder]) for folder in dirs)
+                      if found is not None and build.workspace.inside(found)}
+        build.entry_ambiguous = len(candidates) > 1
     return located.path
 
 
@@ -500,7 +507,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
                                                      for c in facts.trainer_calls)),
         reduces_logits=bool(facts is not None and any(
             c.preprocess_logits is not None and c.preprocess_logits.value is not None for c in facts.trainer_calls)),
-        accepted_flags=facts.accepted_flags() if facts else None,
+        accepted_flags=facts.accepted_flags() if facts and not build.entry_ambiguous else None,
         own_flags=facts.own_flags() if facts else frozenset(),
         parse_known_args=facts.parse_known_args if facts else False,
         known_args_rest_used=facts.known_args_rest_used if facts else False,

@@ -446,6 +446,21 @@ class Workspace:
             return from_tree[0]
         return None
 
+    def held_elsewhere(self, relative: str) -> Optional[Path]:
+        """The folder of the scanned tree (nearest its root) that holds `relative`, a path of two or more parts
+        (`src/open_r1/grpo.py`): a launch that names it may be meant to run from there. None when none does."""
+        parts = Path(relative).parts
+        if len(parts) < 2 or Path(relative).is_absolute() or ".." in parts or relative.startswith("~"):
+            return None
+        for root in self.roots if self.roots is not None else [self.invocation_dir]:
+            for folder, subfolders, _files in os.walk(root):
+                # Version control, virtual environments and caches hold no launch's working folder.
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _NOT_WORK_FOLDERS)
+                note_folder(Path(folder))
+                if _exists(Path(folder) / relative):
+                    return Path(folder)
+        return None
+
     def module(self, dotted: str, importer: Path, dirs: Iterable[Path]) -> Optional[Path]:
         from trainlint.readers.python import resolve_import  # lazy: the package imports libcst (~300 ms)
 
@@ -460,6 +475,9 @@ class Workspace:
             self._modules[key] = resolve_import(dotted, str(importer), [str(d) for d in searched])
         found = self._modules[key]
         return Path(found) if found else None
+
+
+_NOT_WORK_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__"})
 
 
 def _read_shell(path: Path) -> ShellScript:
