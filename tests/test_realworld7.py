@@ -144,3 +144,49 @@ def test_an_entry_path_another_folder_of_the_repository_holds_is_unknown_not_mis
     missing = sorted(f["path"] for f in document["findings"]
                      if f["code"] == "TL302" and "entry script" in f["message"])
     assert missing == ["src/scripts/run_sft.sh"]  # no folder holds `src/open_r1/sft.py`
+
+
+_HELPERS = """def add_encoder_params(parser):
+    parser.add_argument("--pretrained_model_cfg", type=str)
+    parser.add_argument("--sequence_length", type=int, default=512)
+
+
+def add_training_params(parser):
+    parser.add_argument("--batch_size", type=int, default=2)
+    parser.add_argument("--gradient_accumulation_steps", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+"""
+
+_DENSE_ENCODER = """import argparse
+
+from {helpers} import add_encoder_params, add_training_params
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    add_encoder_params(parser)
+    add_training_params(parser)
+    parser.add_argument("--output_dir", type=str)
+    args = parser.parse_args()
+    loss = None
+    loss.backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("helpers, reported", [
+    ("dpr.options", ["typo_flag"]),  # the helpers are read: only the flag no one defines is reported
+    ("retrievers.options", []),  # an installed package's helpers: the options are not known
+])
+def test_options_a_parser_gets_from_helper_functions(cli, tmp_path, helpers, reported):
+    launcher = ("python3 train_dense_encoder.py --pretrained_model_cfg bert-base-uncased --seed 12345 "
+                "--batch_size 128 --gradient_accumulation_steps 2 --sequence_length 256 --output_dir out --typo_flag 1\n")
+    write_tree(tmp_path, {"dpr/__init__.py": "", "dpr/options.py": _HELPERS,
+                          "train_dense_encoder.py": _DENSE_ENCODER.format(helpers=helpers),
+                          "run_scripts/train.sh": launcher})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    flagged = [f["message"].split("`")[1].lstrip("-") for f in document["findings"] if f["code"] == "TL305"]
+    assert flagged == reported

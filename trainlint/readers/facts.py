@@ -216,6 +216,8 @@ class PythonModule:
     main_calls: Tuple[str, ...] = ()
     # Names of the functions and classes the module defines at its top level.
     defines: Tuple[str, ...] = ()
+    # Functions the module hands an argument parser to (`add_encoder_params(parser)`): they may add options.
+    parser_helpers: Tuple[str, ...] = ()
     # The module calls `.backward(...)` (`loss.backward()`, `accelerator.backward(loss)`): it trains in a loop of
     # its own, whatever its flags are called.
     calls_backward: bool = False

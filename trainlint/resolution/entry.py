@@ -60,6 +60,9 @@ class EntryFacts:
     has_parser: bool = False
     # A function the script runs, imported from the repository, whose definition trainlint has not read.
     unread_call: Optional[str] = None
+    # A function the script hands its argument parser to, whose definition none of the modules read holds: it
+    # may add options, so the set of accepted flags is incomplete.
+    unread_parser_helper: Optional[str] = None
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
     # the set of accepted flags is then incomplete.
     unresolved_parser_class: bool = False
@@ -91,7 +94,7 @@ class EntryFacts:
                 and not (legacy_ppo and _last(call.callee) == "PPOTrainer")]
 
     def accepted_flags(self) -> Optional[frozenset]:
-        if not self.has_parser or self.unresolved_parser_class:
+        if not self.has_parser or self.unresolved_parser_class or self.unread_parser_helper is not None:
             return None
         names = set(self.fields) | set(self.option_dest)
         if self.inherits_hf:
@@ -178,7 +181,7 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_
 def _needed_names(module: PythonModule) -> set:
     """Names whose definitions can carry settings: the functions the module runs, the argument
     classes its parsers are given and the bases of its dataclasses."""
-    needed = set(module.main_calls)
+    needed = set(module.main_calls) | set(module.parser_helpers)
     needed.update(call.splat_builder for call in module.trainer_calls if call.splat_builder)
     needed.update(_last(name) for parser in module.hf_parsers for name in parser)
     needed.update(_last(base) for info in module.dataclasses for base in info.bases)
@@ -229,6 +232,9 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
         frontier = next_frontier
     _merge(facts)
     facts.unread_call = _unread_call(facts, workspace, roots)
+    defined = {name for module in facts.modules for name in module.defines}
+    facts.unread_parser_helper = next((name for module in facts.modules for name in module.parser_helpers
+                                       if name not in defined), None)
     if facts.parse_known_args and facts.unread_call is not None:
         facts.known_args_rest_used = True  # that code may parse what parse_known_args leaves over
     return facts

@@ -20,6 +20,7 @@ from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.leftover_args import known_args_rest_used
+from trainlint.readers.python.parser_helpers import parser_helpers
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
@@ -48,7 +49,8 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     defines, and, when it calls them, what its Trainer classes are and whether parse_known_args' rest is read."""
     if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
-    module = replace(module, defines=_top_level_definitions(tree), calls_backward=_calls_backward(tree))
+    module = replace(module, defines=_top_level_definitions(tree), calls_backward=_calls_backward(tree),
+                     parser_helpers=parser_helpers(tree) if module.argparse_args else ())
     if module.parse_known_args and known_args_rest_used(tree):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:

@@ -1,0 +1,38 @@
+"""Functions a script hands its argument parser to (`add_encoder_params(parser)`, `add_model_args(parser)`): they
+may add arguments of their own, so the parser's options are known only once those functions are read."""
+from __future__ import annotations
+
+import ast
+from typing import Optional, Set, Tuple
+
+# Calls on a parser that add no option (or whose options the reader models itself).
+_PARSER_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_exclusive_group", "parse_args",
+                             "parse_known_args", "parse_args_into_dataclasses", "set_defaults", "print_help",
+                             "error", "exit", "add_subparsers"})
+# Functions that take a parser and add no option trainlint does not model (DeepSpeed's are read as such).
+_NOT_HELPERS = frozenset({"add_config_arguments", "print", "str", "repr", "vars", "id", "len", "isinstance"})
+
+
+def parser_helpers(tree: Optional[ast.Module]) -> Tuple[str, ...]:
+    """The names of the functions called with a parser as an argument: a name on which the module calls
+    `add_argument` or `parse_args`/`parse_known_args`."""
+    if tree is None:
+        return ()
+    parsers: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _PARSER_METHODS and isinstance(node.func.value, ast.Name):
+            parsers.add(node.func.value.id)
+    if not parsers:
+        return ()
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        handed = any(isinstance(arg, ast.Name) and arg.id in parsers for arg in node.args) or any(
+            isinstance(keyword.value, ast.Name) and keyword.value.id in parsers for keyword in node.keywords)
+        name = node.func.id if isinstance(node.func, ast.Name) else \
+            node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if handed and name is not None and name not in _NOT_HELPERS and name not in _PARSER_METHODS:
+            found.append(name)
+    return tuple(dict.fromkeys(found))
