@@ -190,3 +190,40 @@ def test_options_a_parser_gets_from_helper_functions(cli, tmp_path, helpers, rep
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
     flagged = [f["message"].split("`")[1].lstrip("-") for f in document["findings"] if f["code"] == "TL305"]
     assert flagged == reported
+
+
+_PTUNING_MAIN = """from dataclasses import dataclass, field
+from typing import Optional
+
+from transformers import AutoConfig, AutoModel, HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="THUDM/chatglm-6b")
+    pre_seq_len: Optional[int] = field(default=None)
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, Seq2SeqTrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    config = AutoConfig.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
+    config.pre_seq_len = model_args.pre_seq_len
+    model = AutoModel.from_pretrained(model_args.model_name_or_path, config=config, trust_remote_code=True)
+    trainer = Seq2SeqTrainer(model=model, args=training_args, train_dataset=[])
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("prefix, judged", [(" --pre_seq_len 128", False), ("", True)])
+def test_p_tuning_v2_trains_a_prefix_over_a_frozen_model(cli, tmp_path, prefix, judged):
+    # ChatGLM-6B on one 80 GB card in fp32 with AdamW: as a full fine-tune its states alone overflow.
+    launcher = ("CUDA_VISIBLE_DEVICES=0 python main.py --do_train --model_name_or_path THUDM/chatglm-6b "
+                f"--output_dir out --max_source_length 700 --per_device_train_batch_size 8{prefix}\n")
+    write_tree(tmp_path, {"main.py": _PTUNING_MAIN, "train.sh": launcher})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert any(f["code"] == "TL108" for f in document["findings"]) is judged

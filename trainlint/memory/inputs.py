@@ -599,6 +599,10 @@ def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -
     maybe = ""
     if setting is not None and isinstance(setting.value, Unknown):
         maybe = f" when {setting.value.reason}"
-    notes.unknown("frozen_base", f"parameters frozen in code at {where}{maybe}: trainable set unknown, "
-                                 f"assumed frozen")
+    if setting is not None and setting.via and setting.note:
+        # Derived from a setting (P-Tuning v2's prefix length), whose note says why the model's code freezes it.
+        notes.unknown("frozen_base", f"{setting.note} ({where}): trainable set unknown, assumed frozen")
+    else:
+        notes.unknown("frozen_base", f"parameters frozen in code at {where}{maybe}: trainable set unknown, "
+                                     f"assumed frozen")
     return where

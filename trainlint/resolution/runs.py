@@ -48,6 +48,7 @@ from trainlint.resolution.frameworks import (
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.frameworks.memory_features import add_out_of_scope
+from trainlint.resolution.freezing import FROZEN_IN_CODE
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
@@ -58,6 +59,8 @@ __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "b
 
 _TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.DEEPSPEED,
                         K.GRADIENT_CHECKPOINTING, K.MAX_SEQ_LENGTH, K.GLOBAL_BATCH_SIZE}
+# The prefix length of P-Tuning v2, as ChatGLM's and the P-tuning-v2 scripts name it.
+PRE_SEQ_LEN = "pre_seq_len"
 _TRAINING_ONLY_FLAG_KNOBS = _TRAINING_FLAG_KNOBS - {K.DEEPSPEED, K.MAX_SEQ_LENGTH}
 _DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
                           Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
@@ -145,6 +148,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     _world(build, dirs)
     _environment(build)
     _training_switch(build, flags)
+    _prefix_tuning(build, flags)
     entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
     command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:
@@ -156,6 +160,23 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     elif build.facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
     return _finish(build, shown_script)
+
+
+def _prefix_tuning(build: JobBuild, flags: Flags) -> None:
+    """P-Tuning v2 (`--pre_seq_len N`, ChatGLM's and the P-tuning-v2 scripts): the model's code freezes every
+    parameter of the base model and trains a prefix encoder, so the base counts as frozen, as for freezing in code."""
+    facts = build.facts
+    if facts is None or PRE_SEQ_LEN not in facts.fields and PRE_SEQ_LEN not in facts.argparse:
+        return
+    flag = flags.get(PRE_SEQ_LEN)
+    written = facts.fields.get(PRE_SEQ_LEN) or facts.argparse.get(PRE_SEQ_LEN)
+    setting = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG) if flag is not None else \
+        written.default if written is not None else None
+    length = coerce_as(int, setting.value).value if setting is not None else None
+    if isinstance(length, int) and not isinstance(length, bool) and length > 0:
+        build.candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
+                                                     note=f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code "
+                                                          "freezes the base model and trains a prefix encoder"))
 
 
 def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:
