@@ -183,7 +183,8 @@ if __name__ == "__main__":
 ])
 def test_options_a_parser_gets_from_helper_functions(cli, tmp_path, helpers, reported):
     launcher = ("python3 train_dense_encoder.py --pretrained_model_cfg bert-base-uncased --seed 12345 "
-                "--batch_size 128 --gradient_accumulation_steps 2 --sequence_length 256 --output_dir out --typo_flag 1\n")
+                "--batch_size 128 --gradient_accumulation_steps 2 --sequence_length 256 --output_dir out "
+                "--typo_flag 1\n")
     write_tree(tmp_path, {"dpr/__init__.py": "", "dpr/options.py": _HELPERS,
                           "train_dense_encoder.py": _DENSE_ENCODER.format(helpers=helpers),
                           "run_scripts/train.sh": launcher})
@@ -227,3 +228,37 @@ def test_p_tuning_v2_trains_a_prefix_over_a_frozen_model(cli, tmp_path, prefix, 
     write_tree(tmp_path, {"main.py": _PTUNING_MAIN, "train.sh": launcher})
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
     assert any(f["code"] == "TL108" for f in document["findings"]) is judged
+
+
+_REMAINING = """import transformers
+from dataclasses import dataclass, field
+
+
+@dataclass
+class DataArguments:
+    data_path: str = field(default="data.json")
+
+
+def train():
+    parser = transformers.HfArgumentParser((DataArguments, transformers.TrainingArguments))
+    data_args, training_args, remaining_args = parser.parse_args_into_dataclasses(return_remaining_strings=True)
+    {use}
+    transformers.Trainer(model=None, args=training_args).train()
+
+
+if __name__ == "__main__":
+    train()
+"""
+
+
+@pytest.mark.parametrize("use, reported", [
+    ("data_args.data_length = int(remaining_args[1])", []),  # the script reads what the parser left over
+    ("print(remaining_args)", ["data_length"]),  # only shown: the flag has no effect
+])
+def test_the_remaining_strings_hf_argument_parser_returns_may_be_read(cli, tmp_path, use, reported):
+    write_tree(tmp_path, {"train_math.py": _REMAINING.replace("{use}", use),
+                          "run.sh": "torchrun --nproc_per_node 8 train_math.py --data_path d.json "
+                                    "--data_length 1000 --per_device_train_batch_size 4 --output_dir out\n"})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    flagged = [f["message"].split("`")[1].lstrip("-") for f in document["findings"] if f["code"] == "TL305"]
+    assert flagged == reported

@@ -16,19 +16,31 @@ def known_args_rest_used(tree: Optional[ast.Module]) -> bool:
     rests = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
-                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "parse_known_args":
+                and _returns_rest(node.value):
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
-                    rest = target.elts[1]
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) >= 2:
+                    rest = target.elts[-1]  # (namespace, rest), or HfArgumentParser's (*dataclasses, rest)
                     if isinstance(rest, ast.Name) and rest.id != "_":
                         rests.add(rest.id)
                 elif isinstance(target, ast.Name):
-                    rests.add(target.id)  # the pair kept whole: `parsed[1]` may be read
+                    rests.add(target.id)  # the tuple kept whole: `parsed[-1]` may be read
     if not rests:
         return False
     shown_only = _shown_names(tree)
     return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in rests
                and id(node) not in shown_only for node in ast.walk(tree))
+
+
+def _returns_rest(call: ast.Call) -> bool:
+    """`parser.parse_known_args()`, or HfArgumentParser's `parse_args_into_dataclasses(return_remaining_strings=True)`:
+    both hand back the arguments the parser does not know, last."""
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    if call.func.attr == "parse_known_args":
+        return True
+    return call.func.attr == "parse_args_into_dataclasses" and any(
+        keyword.arg == "return_remaining_strings" and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value is True for keyword in call.keywords)
 
 
 # Calls that only show a value (`ic(left_argv)`, `logger.info(f"unused: {unknown}")`): reading the leftover
