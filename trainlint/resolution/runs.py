@@ -22,8 +22,8 @@ from trainlint.core import (
     Unknown,
     file_kind,
 )
-from trainlint.knobs import HF_BOOL_FIELDS, K, coerce_as, knob_for
-from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, DO_TRAIN, Launch
+from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
+from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path
 from trainlint.resolution import axolotl_cli, frameworks
@@ -48,20 +48,15 @@ from trainlint.resolution.frameworks import (
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.frameworks.memory_features import add_out_of_scope
-from trainlint.resolution.freezing import FROZEN_IN_CODE
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
+from trainlint.resolution.trains import looks_like_training, prefix_tuning, training_switch
 from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
 from trainlint.resolution.world import visible_gpus, world_size
 
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
            "recipe_run"]
 
-_TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.DEEPSPEED,
-                        K.GRADIENT_CHECKPOINTING, K.MAX_SEQ_LENGTH, K.GLOBAL_BATCH_SIZE}
-# The prefix length of P-Tuning v2, as ChatGLM's and the P-tuning-v2 scripts name it.
-PRE_SEQ_LEN = "pre_seq_len"
-_TRAINING_ONLY_FLAG_KNOBS = _TRAINING_FLAG_KNOBS - {K.DEEPSPEED, K.MAX_SEQ_LENGTH}
 _DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
                           Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
 _RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
@@ -131,7 +126,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
     gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
-    if not (gone_distributed or _looks_like_training(flags, build.facts)):
+    if not (gone_distributed or looks_like_training(flags, build.facts)):
         return None
     if build.entry_exists is False:
         build.candidates.diagnostics.append(Diagnostic(
@@ -147,8 +142,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
                                   read_elsewhere=read_elsewhere)
     _world(build, dirs)
     _environment(build)
-    _training_switch(build, flags)
-    _prefix_tuning(build, flags)
+    training_switch(build.facts, flags, build.candidates)
+    prefix_tuning(build.facts, flags, build.candidates)
     entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
     command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:
@@ -160,23 +155,6 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     elif build.facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
     return _finish(build, shown_script)
-
-
-def _prefix_tuning(build: JobBuild, flags: Flags) -> None:
-    """P-Tuning v2 (`--pre_seq_len N`, ChatGLM's and the P-tuning-v2 scripts): the model's code freezes every
-    parameter of the base model and trains a prefix encoder, so the base counts as frozen, as for freezing in code."""
-    facts = build.facts
-    if facts is None or PRE_SEQ_LEN not in facts.fields and PRE_SEQ_LEN not in facts.argparse:
-        return
-    flag = flags.get(PRE_SEQ_LEN)
-    written = facts.fields.get(PRE_SEQ_LEN) or facts.argparse.get(PRE_SEQ_LEN)
-    setting = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG) if flag is not None else \
-        written.default if written is not None else None
-    length = coerce_as(int, setting.value).value if setting is not None else None
-    if isinstance(length, int) and not isinstance(length, bool) and length > 0:
-        build.candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
-                                                     note=f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code "
-                                                          "freezes the base model and trains a prefix encoder"))
 
 
 def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:
@@ -231,21 +209,6 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
     return located.path
 
 
-def _looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
-    if facts is not None and facts.is_training:
-        return True
-    # A DeepSpeed config and a length limit serve inference too (a chatbot under `deepspeed`): when the script's
-    # own parser was read and shows no training (no Trainer, no DeepSpeed training engine: neither the arguments
-    # `deepspeed.add_config_arguments` adds nor a config built for `deepspeed.initialize`, no `.backward()` of its
-    # own), only a training flag makes the launch a training job.
-    shows_no_training = facts is not None and facts.has_parser and not any(
-        callee == DEEPSPEED_ENGINE_CALLEE for callee, _keyword in facts.other_keywords) and not any(
-        arg.owner == DEEPSPEED_ARGUMENTS_OWNER for arg in facts.argparse.values()) and not any(
-        module.calls_backward for module in facts.modules)
-    wanted = _TRAINING_ONLY_FLAG_KNOBS if shows_no_training else _TRAINING_FLAG_KNOBS
-    return any(knob_for(name) in wanted for name in flags)
-
-
 def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False) -> None:
     """The process count the launcher starts (with an accelerate config, what that config says; with
     `visible_decides`, accelerate told nothing starts one process per visible GPU)."""
@@ -292,30 +255,6 @@ def _environment(build: JobBuild) -> None:
 
 
 _NON_GPU_XLA_DEVICES = {"TPU": "TPUs", "CPU": "the CPU", "NEURON": "AWS Neuron devices"}
-
-
-def _training_switch(build: JobBuild, flags: Flags) -> None:
-    """A script that trains only `if args.do_train:`, launched with `do_train` off (`--do_predict` alone, or
-    HF's default False), takes no training step: the memory rules, which judge one, do not apply."""
-    facts = build.facts
-    gates = {module.train_gate for module in facts.modules if module.trainer_calls} if facts else set()
-    if facts is None or gates != {DO_TRAIN}:
-        return
-    flag = flags.get(DO_TRAIN)
-    field = facts.fields.get(DO_TRAIN)
-    if flag is not None:
-        switch = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG)
-    elif field is not None and field.default is not None:
-        switch = field.default
-    elif facts.inherits_hf:
-        switch = Setting(False, SourceKind.FRAMEWORK_DEFAULT, None, note="TrainingArguments.do_train")
-    else:
-        return
-    if coerce_as(bool, switch.value).value is False:
-        shown = display_path(facts.path)
-        reason = (f"{shown} trains only `if ...{DO_TRAIN}:` and this launch leaves {DO_TRAIN} off: it evaluates or "
-                  "predicts, and takes no training step")
-        add_out_of_scope(build.candidates, switch, reason)
 
 
 # ---------------------------------------------------------------- recipes

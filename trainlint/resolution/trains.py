@@ -1,0 +1,77 @@
+"""Whether a launch trains, and what: a script that shows training (a Trainer, a DeepSpeed training engine, a
+`.backward()` of its own) or a launch that passes training flags; a script that trains only when asked
+(`if training_args.do_train:`); P-Tuning v2, which trains a prefix over a frozen base model."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from trainlint.core import Setting, SourceKind
+from trainlint.knobs import K, coerce_as, knob_for
+from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, DO_TRAIN
+from trainlint.readers.source import display_path
+from trainlint.resolution.entry import EntryFacts
+from trainlint.resolution.entry_settings import Flags
+from trainlint.resolution.frameworks.memory_features import add_out_of_scope
+from trainlint.resolution.freezing import FROZEN_IN_CODE
+from trainlint.resolution.precedence import Candidates
+
+_TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.DEEPSPEED,
+                        K.GRADIENT_CHECKPOINTING, K.MAX_SEQ_LENGTH, K.GLOBAL_BATCH_SIZE}
+_TRAINING_ONLY_FLAG_KNOBS = _TRAINING_FLAG_KNOBS - {K.DEEPSPEED, K.MAX_SEQ_LENGTH}
+# The prefix length of P-Tuning v2, as ChatGLM's and the P-tuning-v2 scripts name it.
+PRE_SEQ_LEN = "pre_seq_len"
+
+
+def looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
+    if facts is not None and facts.is_training:
+        return True
+    # A DeepSpeed config and a length limit serve inference too (a chatbot under `deepspeed`): when the script's
+    # own parser was read and shows no training (no Trainer, no DeepSpeed training engine: neither the arguments
+    # `deepspeed.add_config_arguments` adds nor a config built for `deepspeed.initialize`, no `.backward()` of its
+    # own), only a training flag makes the launch a training job.
+    shows_no_training = facts is not None and facts.has_parser and not any(
+        callee == DEEPSPEED_ENGINE_CALLEE for callee, _keyword in facts.other_keywords) and not any(
+        arg.owner == DEEPSPEED_ARGUMENTS_OWNER for arg in facts.argparse.values()) and not any(
+        module.calls_backward for module in facts.modules)
+    wanted = _TRAINING_ONLY_FLAG_KNOBS if shows_no_training else _TRAINING_FLAG_KNOBS
+    return any(knob_for(name) in wanted for name in flags)
+
+
+def training_switch(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """A script that trains only `if args.do_train:`, launched with `do_train` off (`--do_predict` alone, or
+    HF's default False), takes no training step: the memory rules, which judge one, do not apply."""
+    gates = {module.train_gate for module in facts.modules if module.trainer_calls} if facts else set()
+    if facts is None or gates != {DO_TRAIN}:
+        return
+    flag = flags.get(DO_TRAIN)
+    field = facts.fields.get(DO_TRAIN)
+    if flag is not None:
+        switch = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG)
+    elif field is not None and field.default is not None:
+        switch = field.default
+    elif facts.inherits_hf:
+        switch = Setting(False, SourceKind.FRAMEWORK_DEFAULT, None, note="TrainingArguments.do_train")
+    else:
+        return
+    if coerce_as(bool, switch.value).value is False:
+        shown = display_path(facts.path)
+        reason = (f"{shown} trains only `if ...{DO_TRAIN}:` and this launch leaves {DO_TRAIN} off: it evaluates or "
+                  "predicts, and takes no training step")
+        add_out_of_scope(candidates, switch, reason)
+
+
+def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """P-Tuning v2 (`--pre_seq_len N`, ChatGLM's and the P-tuning-v2 scripts): the model's code freezes every
+    parameter of the base model and trains a prefix encoder, so the base counts as frozen, as for freezing in code."""
+    if facts is None or PRE_SEQ_LEN not in facts.fields and PRE_SEQ_LEN not in facts.argparse:
+        return
+    flag = flags.get(PRE_SEQ_LEN)
+    written = facts.fields.get(PRE_SEQ_LEN) or facts.argparse.get(PRE_SEQ_LEN)
+    setting = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG) if flag is not None else \
+        written.default if written is not None else None
+    length = coerce_as(int, setting.value).value if setting is not None else None
+    if isinstance(length, int) and not isinstance(length, bool) and length > 0:
+        candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
+                                                     note=f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code "
+                                                          "freezes the base model and trains a prefix encoder"))
