@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import write_tree
+from trainlint.checks._examples import TRAIN_PY
 
 _TRAIN = """import argparse
 
@@ -262,3 +263,15 @@ def test_the_remaining_strings_hf_argument_parser_returns_may_be_read(cli, tmp_p
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
     flagged = [f["message"].split("`")[1].lstrip("-") for f in document["findings"] if f["code"] == "TL305"]
     assert flagged == reported
+
+
+@pytest.mark.parametrize("devices, judged", [("ASCEND_RT_VISIBLE_DEVICES", False), ("CUDA_VISIBLE_DEVICES", True)])
+def test_a_job_on_ascend_npus_is_no_gpu_job(cli, tmp_path, devices, judged):
+    # A recipe for a 16-NPU Atlas node: neither its process count nor its memory is about the 8 GPUs given.
+    launcher = (f"{devices}=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 \\\n"
+                "torchrun --nproc_per_node 16 train.py --model_name_or_path lmsys/vicuna-13b-v1.5 --bf16 True "
+                "--per_device_train_batch_size 1 --output_dir out\n")
+    write_tree(tmp_path, {"train.sh": launcher, "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8")
+    codes = {f["code"] for f in document["findings"] if f["severity"] == "error"}
+    assert bool(codes & {"TL112", "TL108"}) is judged

@@ -8,6 +8,7 @@ from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Severity, TrainingRun
 from trainlint.knobs import K
 from trainlint.memory.plans import LauncherCount, launcher_gpu_count
+from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES
 
 
 class LauncherGpuCountMismatch(Rule):
@@ -70,8 +71,8 @@ class LauncherGpuCountMismatch(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if ctx.num_gpus is None:
-            return
+        if ctx.num_gpus is None or run.known(NON_GPU_DEVICES):
+            return  # no GPU count given, or the launcher's count is of TPUs or NPUs
         stated = launcher_gpu_count(run)
         if stated is None or stated.count == ctx.num_gpus:
             return

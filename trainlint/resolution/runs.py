@@ -47,7 +47,7 @@ from trainlint.resolution.frameworks import (
 )
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
-from trainlint.resolution.frameworks.memory_features import add_out_of_scope
+from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES, add_out_of_scope
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.trains import looks_like_training, prefix_tuning, training_switch
@@ -250,8 +250,20 @@ def _environment(build: JobBuild) -> None:
     # GPU memory, and XLA's sharding and compiled graphs are not what the memory model describes.
     device = build.launch.env.get("PJRT_DEVICE")
     if device is not None and isinstance(device.value, str) and device.value.upper() in _NON_GPU_XLA_DEVICES:
-        add_out_of_scope(build.candidates, device, f"PJRT_DEVICE={device.value}: torch_xla runs the job on "
-                                                   f"{_NON_GPU_XLA_DEVICES[device.value.upper()]}, not on GPUs")
+        devices = _NON_GPU_XLA_DEVICES[device.value.upper()]
+        reason = f"PJRT_DEVICE={device.value}: torch_xla runs the job on {devices}, not on GPUs"
+        _non_gpu(build, device, devices, reason)
+    # torch_npu picks the Ascend NPUs a job runs on from ASCEND_RT_VISIBLE_DEVICES (its CUDA_VISIBLE_DEVICES).
+    npus = build.launch.env.get("ASCEND_RT_VISIBLE_DEVICES")
+    if npus is not None:
+        _non_gpu(build, npus, "Ascend NPUs", "ASCEND_RT_VISIBLE_DEVICES: torch_npu runs the job on Ascend NPUs, not on "
+                                             "GPUs")
+
+
+def _non_gpu(build: JobBuild, setting: Setting, devices: str, reason: str) -> None:
+    add_out_of_scope(build.candidates, setting, reason)
+    build.candidates.add(NON_GPU_DEVICES, replace(setting, value=devices, kind=SourceKind.DERIVED, origin=None,
+                                                  via=(setting,), note=reason))
 
 
 _NON_GPU_XLA_DEVICES = {"TPU": "TPUs", "CPU": "the CPU", "NEURON": "AWS Neuron devices"}

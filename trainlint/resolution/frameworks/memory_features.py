@@ -26,6 +26,9 @@ REFERENCE_MODEL = "reference_model"
 # Why the job trains in a way the memory model does not describe (a string): no memory rule judges it,
 # and `trainlint estimate` states the reason.
 OUT_OF_SCOPE = "memory_out_of_scope"
+# The devices a job runs on when they are not GPUs (a string: "TPUs", "Ascend NPUs"): no GPU count or GPU memory
+# describes it.
+NON_GPU_DEVICES = "non_gpu_devices"
 
 
 def is_on(setting: Optional[Setting]) -> bool:
