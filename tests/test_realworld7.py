@@ -5,6 +5,8 @@ import pytest
 
 from tests.conftest import write_tree
 from trainlint.checks._examples import TRAIN_PY
+from trainlint.resolution import scan
+from trainlint.resolution.workspace import Workspace
 
 _TRAIN = """import argparse
 
@@ -275,3 +277,18 @@ def test_a_job_on_ascend_npus_is_no_gpu_job(cli, tmp_path, devices, judged):
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8")
     codes = {f["code"] for f in document["findings"] if f["severity"] == "error"}
     assert bool(codes & {"TL112", "TL108"}) is judged
+
+
+@pytest.mark.parametrize("own_flag, fp16_from_config", [("--bf16 True", False), ("", True)])
+def test_an_accelerate_config_precision_reaches_a_trainer_that_sets_none(cli, tmp_path, own_flag, fp16_from_config):
+    # TrainingArguments writes its own bf16/fp16 choice into accelerate's environment: the config's
+    # `mixed_precision: fp16` reaches the trainer only when the trainer turns neither on.
+    config = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nmixed_precision: fp16\nnum_processes: 2\n"
+    launcher = ("accelerate launch --config_file fsdp_config.yaml train.py --model_name_or_path lmsys/vicuna-7b-v1.5 "
+                f"--per_device_train_batch_size 1 --output_dir out {own_flag}\n")
+    write_tree(tmp_path, {"fsdp_config.yaml": config, "train.sh": launcher,
+                          "train.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    assert not [f for f in document["findings"] if f["code"] == "TL202"]
+    [run] = scan([tmp_path / "train.sh"], workspace=Workspace(tmp_path)).runs
+    assert (run.known("fp16") is True) is fp16_from_config

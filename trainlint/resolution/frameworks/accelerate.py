@@ -8,7 +8,7 @@ from typing import Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
-from trainlint.knobs import K
+from trainlint.knobs import K, coerce
 from trainlint.resolution.flags import option_value
 from trainlint.resolution.frameworks import deepspeed
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
@@ -40,9 +40,16 @@ def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
     """`mixed_precision: bf16` reaches the HF trainer through the environment when the trainer's own
     bf16/fp16 flags are left at their defaults."""
     chosen = candidates.winner(K.MIXED_PRECISION)
-    if chosen is not None and chosen.value in ("bf16", "fp16"):
-        candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
-                                             note=f"mixed_precision {chosen.value}"))
+    if chosen is None or chosen.value not in ("bf16", "fp16"):
+        return
+    # A trainer that turns bf16 or fp16 on itself writes its own choice into that environment (TrainingArguments
+    # sets ACCELERATE_MIXED_PRECISION from its flags): the config's choice then does not reach it.
+    for knob in (K.BF16, K.FP16):
+        own = candidates.winner(knob)
+        if own is not None and own.kind != SourceKind.FRAMEWORK_DEFAULT and coerce(knob, own.value).value is True:
+            return
+    candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
+                                         note=f"mixed_precision {chosen.value}"))
 
 
 def _derive_sharding(candidates: Candidates, context: DeriveContext) -> None:
