@@ -82,6 +82,11 @@ class EntryFacts:
         return self.inherits_hf or bool(self.config_keywords) or any(
             _last(call.callee) not in self.local_trainers for call in self.hf_trainer_calls())
 
+    @property
+    def calls_own_trainer(self) -> bool:
+        """Whether a Trainer the job builds is a class the repository imports from its own modules."""
+        return any(_last(call.callee) in self.local_trainers for call in self.trainer_calls)
+
     def hf_trainer_calls(self) -> List[TrainerCall]:
         """Trainer calls that are HF's (or a subclass's): a Lightning `Trainer` has none of HF's
         arguments or defaults, so it must not bring them in."""

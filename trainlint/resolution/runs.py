@@ -475,8 +475,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         eval_dataset=eval_dataset,
         eval_dataset_origin=eval_where.origin if eval_where is not None else None,
         compute_metrics=compute_metrics,
-        own_trainer=bool(facts is not None and any(_last_name(c.callee) in facts.local_trainers
-                                                     for c in facts.trainer_calls)),
+        own_trainer=facts is not None and facts.calls_own_trainer,
         reduces_logits=bool(facts is not None and any(
             c.preprocess_logits is not None and c.preprocess_logits.value is not None for c in facts.trainer_calls)),
         accepted_flags=facts.accepted_flags() if facts and not build.entry_ambiguous else None,
@@ -490,10 +489,6 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         transformers_ceiling=transformers_ceiling(build.workspace, build.script_path, facts.path if facts else None),
         visible_devices=build.launch.env.get("CUDA_VISIBLE_DEVICES"),
     )
-
-
-def _last_name(dotted: str) -> str:
-    return dotted.rsplit(".", 1)[-1]
 
 
 def _finish(build: JobBuild, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:

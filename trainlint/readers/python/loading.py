@@ -46,11 +46,15 @@ def read_python(path: Union[str, Path]) -> PythonModule:
 
 def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Module]) -> PythonModule:
     """`module` with the facts read from the stdlib tree of the whole text (`tree`, or parsed here): what it
-    defines, and, when it calls them, what its Trainer classes are and whether parse_known_args' rest is read."""
+    defines, whether it calls `.backward()`, the functions it hands its parser to, and, when it calls them, what
+    its Trainer classes are, whether it trains only `if ...do_train:` and whether parse_known_args' rest is read."""
     if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
-    module = replace(module, defines=_top_level_definitions(tree), calls_backward=_calls_backward(tree),
-                     parser_helpers=parser_helpers(tree) if module.argparse_args else ())
+    # The text decides first whether a walk of the whole tree can find a `.backward(` call.
+    calls_backward = ".backward(" in text and _calls_backward(tree)
+    helpers = parser_helpers(tree) if module.argparse_args else ()
+    module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
+                     parser_helpers=helpers)
     if module.parse_known_args and known_args_rest_used(tree):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
