@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import write_tree
 from trainlint.readers.python import read_python
 from trainlint.readers.python.train_gate import train_gate
+from trainlint.readers.python.tree_nodes import tree_nodes
 
 # A seq2seq fine-tuning script in the style of HF's examples: it trains, evaluates or predicts as asked.
 _MAIN = """from dataclasses import dataclass, field
@@ -108,7 +109,7 @@ def test_a_script_that_always_trains_is_judged_whatever_do_train_says(cli, tmp_p
     ("model.train()\n", None),
 ])
 def test_the_gate_is_read_only_when_every_training_call_sits_under_it(code, gate):
-    assert train_gate(ast.parse(code)) == gate
+    assert train_gate(tree_nodes(ast.parse(code))) == gate
 
 
 def test_the_reader_records_the_gate_of_the_module_that_builds_the_trainer(tmp_path):

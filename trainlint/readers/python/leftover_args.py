@@ -5,18 +5,19 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from trainlint.readers.python.tree_nodes import TreeNodes
 
-def known_args_rest_used(tree: Optional[ast.Module]) -> bool:
+
+def known_args_rest_used(nodes: Optional[TreeNodes]) -> bool:
     """Whether the arguments `parse_known_args()` leaves over are bound to a name (`args, unknown = ...`)
     that the module reads again, other than to show it: the script then handles unknown flags itself. Read in
-    the stdlib parser's tree of the whole text (None: it does not parse), since the statement that reads them
+    the stdlib parser's tree of the whole text, by kind (None: it does not parse), since the statement that reads them
     need not hold a setting; only files that call parse_known_args get here."""
-    if tree is None:
+    if nodes is None:
         return True  # cannot tell: the rest may be read
     rests = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
-                and _returns_rest(node.value):
+    for node in nodes.assignments:
+        if isinstance(node.value, ast.Call) and _returns_rest(node.value):
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
                 if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) >= 2:
                     rest = target.elts[-1]  # (namespace, rest), or HfArgumentParser's (*dataclasses, rest)
@@ -26,9 +27,8 @@ def known_args_rest_used(tree: Optional[ast.Module]) -> bool:
                     rests.add(target.id)  # the tuple kept whole: `parsed[-1]` may be read
     if not rests:
         return False
-    shown_only = _shown_names(tree)
-    return any(isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in rests
-               and id(node) not in shown_only for node in ast.walk(tree))
+    shown_only = _shown_names(nodes)
+    return any(node.id in rests and id(node) not in shown_only for node in nodes.loaded_names)
 
 
 def _returns_rest(call: ast.Call) -> bool:
@@ -49,12 +49,10 @@ _SHOWING_CALLS = frozenset({"print", "ic", "pprint", "debug", "info", "warning",
                             "print_rank_0"})
 
 
-def _shown_names(tree: ast.AST) -> set:
+def _shown_names(nodes: TreeNodes) -> set:
     """Ids of the names read only to be shown: arguments of a showing call, as they are or in an f-string."""
     shown = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in nodes.calls:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         if name not in _SHOWING_CALLS:

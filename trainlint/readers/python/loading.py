@@ -25,6 +25,7 @@ from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
 from trainlint.readers.python.train_gate import train_gate
+from trainlint.readers.python.tree_nodes import TreeNodes, tree_nodes
 from trainlint.readers.source import SourceText, read_source
 
 
@@ -50,16 +51,21 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     its Trainer classes are, whether it trains only `if ...do_train:` and whether parse_known_args' rest is read."""
     if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
-    # The text decides first whether a walk of the whole tree can find a `.backward(` call.
-    calls_backward = ".backward(" in text and _calls_backward(tree)
-    helpers = parser_helpers(tree) if module.argparse_args else ()
+    nodes = tree_nodes(tree) if _asks_of_tree(module, text) else None
+    calls_backward = ".backward(" in text and _calls_backward(nodes)
+    helpers = parser_helpers(nodes) if module.argparse_args else ()
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
                      parser_helpers=helpers)
-    if module.parse_known_args and known_args_rest_used(tree):
+    if module.parse_known_args and known_args_rest_used(nodes):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
-        module = replace(module, trainer_classes=_trainer_classes(tree, module), train_gate=train_gate(tree))
+        module = replace(module, trainer_classes=_trainer_classes(nodes, module), train_gate=train_gate(nodes))
     return module
+
+
+def _asks_of_tree(module: PythonModule, text: str) -> bool:
+    """Whether any question below needs the tree's nodes: most modules a job reaches (model code) ask none."""
+    return ".backward(" in text or bool(module.argparse_args or module.parse_known_args or module.trainer_calls)
 
 
 # Diagnostics of a file whose text was not parsed: the stdlib parser is not run on it either.
@@ -73,20 +79,19 @@ def _top_level_definitions(tree: Optional[ast.Module]) -> Tuple[str, ...]:
     return tuple(node.name for node in tree.body if isinstance(node, kinds))
 
 
-def _calls_backward(tree: Optional[ast.Module]) -> bool:
-    return tree is not None and any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                                    and node.func.attr == "backward" for node in ast.walk(tree))
+def _calls_backward(nodes: Optional[TreeNodes]) -> bool:
+    return nodes is not None and any(isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                                     for node in nodes.calls)
 
 
-def _trainer_classes(tree: Optional[ast.Module], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+def _trainer_classes(nodes: Optional[TreeNodes], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """The classes `module` defines under the names its Trainer calls use, and the bases of those it defines too,
     each with its bases as written."""
-    if tree is None:
+    if nodes is None:
         return ()
     defined = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            defined.setdefault(node.name, tuple(ast.unparse(base) for base in node.bases))
+    for node in nodes.classes:
+        defined.setdefault(node.name, tuple(ast.unparse(base) for base in node.bases))
     found = []
     wanted = [call.callee.rsplit(".", 1)[-1] for call in module.trainer_calls]
     while wanted:

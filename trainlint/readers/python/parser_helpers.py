@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set, Tuple
 
+from trainlint.readers.python.tree_nodes import TreeNodes
+
 # Calls on a parser that add no option (or whose options the reader models itself).
 _PARSER_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_exclusive_group", "parse_args",
                              "parse_known_args", "parse_args_into_dataclasses", "set_defaults", "print_help",
@@ -13,22 +15,20 @@ _PARSER_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually
 _NOT_HELPERS = frozenset({"add_config_arguments", "print", "str", "repr", "vars", "id", "len", "isinstance"})
 
 
-def parser_helpers(tree: Optional[ast.Module]) -> Tuple[str, ...]:
+def parser_helpers(nodes: Optional[TreeNodes]) -> Tuple[str, ...]:
     """The names of the functions called with a parser as an argument: a name on which the module calls
-    `add_argument` or `parse_args`/`parse_known_args`."""
-    if tree is None:
+    `add_argument` or `parse_args`/`parse_known_args`. `nodes`: the module's stdlib tree by kind."""
+    if nodes is None:
         return ()
     parsers: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in _PARSER_METHODS and isinstance(node.func.value, ast.Name):
+    for node in nodes.calls:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _PARSER_METHODS \
+                and isinstance(node.func.value, ast.Name):
             parsers.add(node.func.value.id)
     if not parsers:
         return ()
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in nodes.calls:
         handed = any(isinstance(arg, ast.Name) and arg.id in parsers for arg in node.args) or any(
             isinstance(keyword.value, ast.Name) and keyword.value.id in parsers for keyword in node.keywords)
         name = node.func.id if isinstance(node.func, ast.Name) else \

@@ -5,31 +5,24 @@ off (`--do_predict` alone) evaluates or predicts and never takes a training step
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import Optional
 
 from trainlint.readers.facts import DO_TRAIN
+from trainlint.readers.python.tree_nodes import TreeNodes, contains
 
 
-def train_gate(tree: Optional[ast.Module]) -> Optional[str]:
+def train_gate(nodes: Optional[TreeNodes]) -> Optional[str]:
     """DO_TRAIN when the module calls a trainer's `train()` and every such call is gated by a test of
-    `<something>.do_train` (alone, or in an `and`); None otherwise, or when there is no such call."""
-    if tree is None:
+    `<something>.do_train` (alone, or in an `and`); None otherwise, or when there is no such call. `nodes`: the
+    module's stdlib tree by kind. A call is gated when it lies within a statement of such an `if`'s body (not
+    its test, not its `else`)."""
+    if nodes is None:
         return None
-    gated_calls: List[bool] = []
-    # An explicit stack: deeply nested code must not exhaust the interpreter's recursion limit.
-    stack: List[Tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
-        node, gated = stack.pop()
-        if isinstance(node, ast.If):
-            stack.append((node.test, gated))
-            inner = gated or _tests_do_train(node.test)
-            stack.extend((statement, inner) for statement in node.body)
-            stack.extend((statement, gated) for statement in node.orelse)
-            continue
-        if _is_trainer_train_call(node):
-            gated_calls.append(gated)
-        stack.extend((child, gated) for child in ast.iter_child_nodes(node))
-    return DO_TRAIN if gated_calls and all(gated_calls) else None
+    calls = [call for call in nodes.calls if _is_trainer_train_call(call)]
+    gated_bodies = [statement for branch in nodes.ifs if _tests_do_train(branch.test) for statement in branch.body]
+    if not calls:
+        return None
+    return DO_TRAIN if all(any(contains(statement, call) for statement in gated_bodies) for call in calls) else None
 
 
 def _tests_do_train(test: ast.expr) -> bool:

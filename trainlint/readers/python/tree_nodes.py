@@ -1,0 +1,56 @@
+"""The nodes of a module's stdlib tree that the whole-module questions look through, gathered by kind in one walk.
+
+Whether the module calls `.backward()`, which functions it hands its parser to, what its Trainer classes are,
+whether it trains only `if ...do_train:` and whether it reads what parse_known_args leaves over: each asks about
+a few kinds of node anywhere in the tree. Walking the whole tree once for all of them, instead of once each, is
+most of what answering them costs on a large entry script."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import List, Optional, Tuple, Union
+
+Assignment = Union[ast.Assign, ast.AnnAssign]
+
+
+@dataclass(frozen=True)
+class TreeNodes:
+    """Nodes of one tree by kind, each in the order `ast.walk` meets them (breadth first)."""
+
+    calls: Tuple[ast.Call, ...] = ()
+    classes: Tuple[ast.ClassDef, ...] = ()
+    ifs: Tuple[ast.If, ...] = ()
+    assignments: Tuple[Assignment, ...] = ()
+    loaded_names: Tuple[ast.Name, ...] = ()
+
+
+def tree_nodes(tree: Optional[ast.AST]) -> Optional[TreeNodes]:
+    """The nodes of `tree` by kind; None for no tree (text the stdlib parser was not run on)."""
+    if tree is None:
+        return None
+    calls: List[ast.Call] = []
+    classes: List[ast.ClassDef] = []
+    ifs: List[ast.If] = []
+    assignments: List[Assignment] = []
+    names: List[ast.Name] = []
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Name:
+            if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                names.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Assign or kind is ast.AnnAssign:
+            assignments.append(node)  # type: ignore[arg-type]
+        elif kind is ast.If:
+            ifs.append(node)  # type: ignore[arg-type]
+        elif kind is ast.ClassDef:
+            classes.append(node)  # type: ignore[arg-type]
+    return TreeNodes(tuple(calls), tuple(classes), tuple(ifs), tuple(assignments), tuple(names))
+
+
+def contains(outer: ast.AST, inner: ast.AST) -> bool:
+    """Whether `inner`'s code lies within `outer`'s: the stdlib's positions nest as its nodes do."""
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and (  # type: ignore[attr-defined]
+        (inner.end_lineno or inner.lineno, inner.end_col_offset or 0)  # type: ignore[attr-defined]
+        <= (outer.end_lineno or outer.lineno, outer.end_col_offset or 0))  # type: ignore[attr-defined]
