@@ -70,7 +70,7 @@ def transformers_ceiling(workspace: "Workspace", *paths: Optional[Path]) -> Opti
 
 def _may_be_root(folder: Path) -> bool:
     """Whether `folder` has one of the files `trainlint.inputs.repo_root` stops at (then repo_root
-    gives the folder itself, which it confirms)."""
+    gives the folder itself)."""
     return any((folder / marker).exists() for marker in (".git", "pyproject.toml", "setup.py"))
 
 
@@ -342,7 +342,7 @@ class Workspace:
     def repo_root(self, folder: Path) -> Optional[Path]:
         """`trainlint.inputs.repo_root(folder)`, remembered for every folder on the way up."""
         if folder not in self._repo_roots:
-            marked = repo_root(folder) == folder if _may_be_root(folder) else False
+            marked = _may_be_root(folder)
             above = None if marked or folder.parent == folder else self.repo_root(folder.parent)
             self._repo_roots[folder] = folder if marked else above
         return self._repo_roots[folder]
@@ -402,7 +402,7 @@ class Workspace:
             dirs.append(safe_resolve(script_dir / cwd) if not Path(cwd).is_absolute() else Path(cwd))
         dirs.append(self.invocation_dir)
         dirs.extend([script_dir, *script_dir.parents])
-        root = repo_root(script_dir)
+        root = self.repo_root(script_dir)
         if root is not None:
             # Stop at the repository: folders above it are someone else's.
             dirs = [d for d in dirs if d == self.invocation_dir or root == d or root in d.parents]
@@ -434,7 +434,7 @@ class Workspace:
         for folder in dirs:
             # `open_flamingo/open_flamingo/train/train.py`: a script meant to run from the folder that holds the
             # checkout names the repository's own folder first; the file is the checkout's.
-            if len(candidate.parts) > 1 and candidate.parts[0] == folder.name and repo_root(folder) == folder:
+            if len(candidate.parts) > 1 and candidate.parts[0] == folder.name and self.repo_root(folder) == folder:
                 path = folder.joinpath(*candidate.parts[1:])
                 if self.inside(path) and _exists(path):
                     return path
@@ -469,7 +469,7 @@ class Workspace:
         if key not in self._modules:
             # A repository laid out with its packages under `src/` (setuptools' `package_dir={"": "src"}`) imports
             # them by name once installed: `from alpaca_farm.trainer import ...` is `src/alpaca_farm/trainer.py`.
-            searched = allowed + [d / "src" for d in allowed if repo_root(d) == d and os.path.isdir(d / "src")
+            searched = allowed + [d / "src" for d in allowed if self.repo_root(d) == d and os.path.isdir(d / "src")
                                   and d / "src" not in allowed]
             _note_module_folders(dotted, importer, searched)
             self._modules[key] = resolve_import(dotted, str(importer), [str(d) for d in searched])
