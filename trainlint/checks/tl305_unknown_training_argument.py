@@ -33,8 +33,9 @@ class UnknownTrainingArgument(Rule):
 
     ## Why is this bad
     `HfArgumentParser` stops the job at start with "Some specified arguments are not used". A script
-    that parses with `parse_known_args()` is worse: it drops the flag silently, so `--use-lora` or
-    `--gradient_checkpointing` has no effect and the job trains, or runs out of memory, without it.
+    that parses with `parse_known_args()` (or `parse_args_into_dataclasses(return_remaining_strings=True)`)
+    is worse: it drops the flag silently, so `--use-lora` or `--gradient_checkpointing` has no effect and
+    the job trains, or runs out of memory, without it (a warning: the job starts).
     A script that reads the leftovers itself (`args, unknown = parser.parse_known_args()`, then applies
     `unknown` to a config or hands it to another command) is not reported: their effect is unknown. Nor
     are the words after a standalone `--`, which argparse hands on as positional arguments.
@@ -66,6 +67,13 @@ class UnknownTrainingArgument(Rule):
         Example("a removed HF flag when no version is pinned",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"),
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
+        Example("a removed HF flag that the parser hands back (return_remaining_strings) and the script drops: "
+                "a warning, the job starts",
+                {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None").replace(
+                     "parser.parse_args_into_dataclasses()",
+                     "parser.parse_args_into_dataclasses(return_remaining_strings=True)[:2]")},
+                True, at="finetune.sh:1:65"),
         Example("an old flag name the script defines itself",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None").replace(_LENGTH_FIELD, _OWN_OLD_FIELD)},
@@ -89,20 +97,21 @@ class UnknownTrainingArgument(Rule):
             normalized = name.replace("-", "_")
             if normalized in HF_VERSIONED_FIELDS and normalized not in run.facts.own_flags:
                 problem = _version_problem(normalized, pin)
-                if problem is not None:
-                    yield self.finding(run, f"`--{name}` {problem}", origin=word.origin, related=pinned_here)
+                if problem is None:
+                    continue
+                refused, related = f"`--{name}` {problem}", pinned_here
+            elif normalized in accepted or name in accepted or _abbreviates(normalized, accepted):
                 continue
-            if normalized in accepted or name in accepted or _abbreviates(normalized, accepted):
-                continue
-            if run.facts.parse_known_args and run.facts.known_args_rest_used:
-                continue  # the script handles the flags parse_known_args leaves over: no certain effect to report
-            if run.facts.parse_known_args:
-                yield self.finding(run, f"`--{name}` is not an argument of the entry script; parse_known_args() drops "
-                                        f"it silently, so it has no effect", origin=word.origin,
-                                   severity=Severity.WARNING)
             else:
-                yield self.finding(run, f"`--{name}` is not an argument of the entry script's parser; the job stops at "
-                                        f"start-up", origin=word.origin)
+                refused, related = f"`--{name}` is not an argument of the entry script's parser", ()
+            if run.facts.parse_known_args and run.facts.known_args_rest_used:
+                continue  # the script handles the flags the parser leaves over: no certain effect to report
+            if run.facts.parse_known_args:
+                yield self.finding(run, f"{refused}; the parser hands unknown flags back (parse_known_args) and the "
+                                        f"script drops them, so it has no effect", origin=word.origin,
+                                   severity=Severity.WARNING, related=related)
+            else:
+                yield self.finding(run, f"{refused}; the job stops at start-up", origin=word.origin, related=related)
 
 
 def _abbreviates(name: str, accepted: FrozenSet[str]) -> bool:
@@ -122,7 +131,7 @@ def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
         return None
     added, removed = HF_VERSIONED_FIELDS[field]
     if removed is not None and installed >= Version(removed):
-        return f"was removed from TrainingArguments in transformers {removed}; the pinned {pin.value} refuses it"
+        return f"was removed from TrainingArguments in transformers {removed}, before the pinned {pin.value}"
     if added is not None and installed < Version(added):
-        return f"appeared in transformers {added}; the pinned {pin.value} refuses it"
+        return f"appeared in transformers {added}, after the pinned {pin.value}"
     return None
