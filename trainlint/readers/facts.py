@@ -218,6 +218,10 @@ class PythonModule:
     defines: Tuple[str, ...] = ()
     # Functions the module hands an argument parser to (`add_encoder_params(parser)`): they may add options.
     parser_helpers: Tuple[str, ...] = ()
+    # The module builds an argument parser (`argparse.ArgumentParser(...)`, or a class of its own derived from
+    # one). Options added in a module that builds none go to a parser built elsewhere (Megatron's
+    # `extra_args_provider(parser)` functions), which has options of its own.
+    builds_parser: bool = False
     # The module calls `.backward(...)` (`loss.backward()`, `accelerator.backward(loss)`): it trains in a loop of
     # its own, whatever its flags are called.
     calls_backward: bool = False

@@ -63,6 +63,9 @@ class EntryFacts:
     # A function the script hands its argument parser to, whose definition none of the modules read holds: it
     # may add options, so the set of accepted flags is incomplete.
     unread_parser_helper: Optional[str] = None
+    # Options are added to an argparse parser that none of the modules read builds (an `extra_args_provider(parser)`
+    # handed to a framework's own argument code): that parser has options of its own.
+    parser_built_elsewhere: bool = False
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
     # the set of accepted flags is then incomplete.
     unresolved_parser_class: bool = False
@@ -99,7 +102,8 @@ class EntryFacts:
                 and not (legacy_ppo and _last(call.callee) == "PPOTrainer")]
 
     def accepted_flags(self) -> Optional[frozenset]:
-        if not self.has_parser or self.unresolved_parser_class or self.unread_parser_helper is not None:
+        if not self.has_parser or self.unresolved_parser_class or self.unread_parser_helper is not None \
+                or self.parser_built_elsewhere:
             return None
         names = set(self.fields) | set(self.option_dest)
         if self.inherits_hf:
@@ -306,8 +310,10 @@ def _merge(facts: EntryFacts) -> None:
             parser_classes.extend(_last(name) for name in parser)
     # The arguments deepspeed.add_config_arguments adds do not make the parser known: the script's
     # own may come from a helper outside the scanned modules (`parser = get_argument_parser()`).
-    facts.has_parser = bool(parser_classes) or any(arg.owner != DEEPSPEED_ARGUMENTS_OWNER
-                                                   for m in facts.modules for arg in m.argparse_args)
+    own_options = any(arg.owner != DEEPSPEED_ARGUMENTS_OWNER for m in facts.modules for arg in m.argparse_args)
+    facts.has_parser = bool(parser_classes) or own_options
+    facts.parser_built_elsewhere = own_options and not parser_classes \
+        and not any(module.builds_parser for module in facts.modules)
     for name in parser_classes:
         info = classes.get(name)
         if info is None:

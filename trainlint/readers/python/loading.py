@@ -20,7 +20,7 @@ from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.leftover_args import known_args_rest_used
-from trainlint.readers.python.parser_helpers import parser_helpers
+from trainlint.readers.python.parser_helpers import builds_parser, parser_helpers
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
@@ -47,15 +47,16 @@ def read_python(path: Union[str, Path]) -> PythonModule:
 
 def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Module]) -> PythonModule:
     """`module` with the facts read from the stdlib tree of the whole text (`tree`, or parsed here): what it
-    defines, whether it calls `.backward()`, the functions it hands its parser to, and, when it calls them, what
-    its Trainer classes are, whether it trains only `if ...do_train:` and whether parse_known_args' rest is read."""
+    defines, whether it calls `.backward()`, the functions it hands its parser to and whether it builds the parser
+    it adds options to, and, when it calls them, what its Trainer classes are, whether it trains only
+    `if ...do_train:` and whether parse_known_args' rest is read."""
     if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
     nodes = tree_nodes(tree) if _asks_of_tree(module, text) else None
     calls_backward = ".backward(" in text and _calls_backward(nodes)
     helpers = parser_helpers(nodes) if module.argparse_args else ()
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
-                     parser_helpers=helpers)
+                     parser_helpers=helpers, builds_parser=bool(module.argparse_args) and builds_parser(nodes))
     if module.parse_known_args and known_args_rest_used(nodes):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:

@@ -36,3 +36,17 @@ def parser_helpers(nodes: Optional[TreeNodes]) -> Tuple[str, ...]:
         if handed and name is not None and name not in _NOT_HELPERS and name not in _PARSER_METHODS:
             found.append(name)
     return tuple(dict.fromkeys(found))
+
+
+def builds_parser(nodes: Optional[TreeNodes]) -> bool:
+    """Whether the module builds an argparse parser: calls `ArgumentParser(...)` or a class it defines on one
+    (`class Parser(argparse.ArgumentParser)`). Without the tree, it may."""
+    if nodes is None:
+        return True
+    constructors = {"ArgumentParser"} | {node.name for node in nodes.classes
+                                         if any(_last_name(base) == "ArgumentParser" for base in node.bases)}
+    return any(_last_name(node.func) in constructors for node in nodes.calls)
+
+
+def _last_name(node: ast.expr) -> Optional[str]:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
