@@ -50,6 +50,10 @@ class Launch:
     wrapper: Optional[str] = None
     # The wrapper's own options as written (`srun --ntasks=${GPUS} ...`, `mpirun -np 8 ...`).
     wrapper_args: Tuple[Setting, ...] = ()
+    # Files the script writes before this command (output redirections: `cat <<EOF > ds_config.json`), each
+    # relative to the script's folder like `cwd` (as written after a `cd` trainlint cannot follow): such a file
+    # exists when the command runs, whether or not the tree holds it, and trainlint does not read what it holds.
+    written: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES, add_out_of_scope
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
+from trainlint.resolution.launch_writes import LaunchWrites
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.trains import looks_like_training, prefix_tuning, training_switch
 from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
@@ -139,7 +140,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     unread = _unread_reason(build) if build.facts is None else read_elsewhere
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs,
                                   unread or _own_deepspeed_reason(build), cwd_unknown=launch.cwd_unknown,
-                                  read_elsewhere=read_elsewhere)
+                                  read_elsewhere=read_elsewhere, written=LaunchWrites.of(launch))
     _world(build, dirs)
     _environment(build)
     training_switch(build.facts, flags, build.candidates)

@@ -291,5 +291,6 @@ class LaunchesMixin(ReaderBase):
             passthrough=any(word.passthrough for word in words),
             wrapper=wrapper,
             wrapper_args=ctx.wrapper_args if wrapper is not None else (),
+            written=state.written,
         )
         self.launches.append(launch)

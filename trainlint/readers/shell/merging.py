@@ -22,7 +22,7 @@ from trainlint.readers.shell.values import (
 def adopt(state: State, merged: State) -> None:
     """Continue in `state` (the object the caller holds) from the merged state."""
     state.env, state.cwd, state.cwd_lost = merged.env, merged.cwd, merged.cwd_lost
-    state.functions, state.sourced = merged.functions, merged.sourced
+    state.functions, state.sourced, state.written = merged.functions, merged.sourced, merged.written
 
 
 def merge(branches: Sequence[State], line: int) -> State:
@@ -41,6 +41,8 @@ def merge(branches: Sequence[State], line: int) -> State:
     for branch in branches[1:]:
         merged.functions.update(branch.functions)
         merged.sourced = tuple(dict.fromkeys(merged.sourced + branch.sourced))
+        # A file one branch writes may be there afterwards: never reported missing.
+        merged.written = tuple(dict.fromkeys(merged.written + branch.written))
     return merged
 
 

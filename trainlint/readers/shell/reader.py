@@ -22,6 +22,7 @@ from trainlint.readers.shell.slurm import SlurmMixin
 from trainlint.readers.shell.statements import StatementsMixin
 from trainlint.readers.shell.values import Ctx, Doc, State
 from trainlint.readers.shell.words import WordsMixin
+from trainlint.readers.shell.written_files import WrittenFilesMixin
 from trainlint.readers.source import read_source
 
 
@@ -51,6 +52,7 @@ class ShellReader(
     InnerShellsMixin,
     ContinuationsMixin,
     SlurmMixin,
+    WrittenFilesMixin,
 ):
     """Reads one script: each concern is a mixin; they share the state of `ReaderBase`."""
 

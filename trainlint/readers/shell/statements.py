@@ -108,14 +108,15 @@ class StatementsMixin(ReaderBase):
 
     def _redirected(self, node: Node, ctx: Ctx, state: State) -> None:
         body = node.child_by_field_name("body")
+        redirects = [other for other in node.named_children if body is None or other.id != body.id]
         for child in node.named_children:
             if body is not None and child.id == body.id and child.type == "command":
-                redirects = [other for other in node.named_children if other.id != body.id]
                 self._command(child, ctx, state, redirects)
             elif body is not None and child.id == body.id:
                 self._exec(child, ctx, state)
             else:
                 self._scan(child, ctx, state)
+        self._note_written(redirects, ctx, state)
 
     def _list(self, node: Node, ctx: Ctx, state: State) -> None:
         operator = None

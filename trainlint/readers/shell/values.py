@@ -78,6 +78,8 @@ class State:
     functions: Dict[str, Tuple[Node, "Doc"]] = field(default_factory=dict)
     sourced: Tuple[str, ...] = ()
     local_frames: List[Dict[str, Optional[Binding]]] = field(default_factory=list)
+    # Files written so far by output redirections (Launch.written).
+    written: Tuple[str, ...] = ()
 
     def copy(self) -> "State":
         return State(
@@ -88,6 +90,7 @@ class State:
             dict(self.functions),
             self.sourced,
             [dict(frame) for frame in self.local_frames],
+            self.written,
         )
 
 

@@ -11,6 +11,7 @@ from trainlint.knobs import K
 from trainlint.resolution.flags import option_value
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.inputs import JobInputs
+from trainlint.resolution.launch_writes import LaunchWrites
 from trainlint.resolution.workspace import Workspace
 
 # Top-level keys that make a JSON/YAML file a DeepSpeed config rather than a training recipe.
@@ -18,11 +19,18 @@ CONFIG_ROOTS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_ba
 
 
 def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace: Workspace,
-                 inputs: JobInputs, cwd_unknown: bool = False, read_elsewhere: Optional[str] = None) -> None:
+                 inputs: JobInputs, cwd_unknown: bool = False, read_elsewhere: Optional[str] = None,
+                 written: Optional[LaunchWrites] = None) -> None:
     """The DeepSpeed config at `path` (None: `shown` names a file that does not exist; `cwd_unknown`: or one
     relative to a directory a `cd` trainlint cannot follow chose, which may hold it; `read_elsewhere`: why the
-    flag is read by code trainlint has not read, which may take a name that is no file, such as a preset)."""
+    flag is read by code trainlint has not read, which may take a name that is no file, such as a preset;
+    `written`: the files the launcher writes before the launch, among which it may be)."""
     candidates = inputs.candidates
+    if path is None and written is not None and written.names(shown):
+        candidates.add(K.ZERO_STAGE, Setting(Unknown(f"the DeepSpeed config `{shown}` is written by the launcher "
+                                                     "before the launch; what it holds is not read"),
+                                             SourceKind.DERIVED, None, via=(named_by,)))
+        return
     if path is None and cwd_unknown and not shown.startswith("/"):
         candidates.add(K.ZERO_STAGE, Setting(Unknown(f"the DeepSpeed config `{shown}` is relative to a directory "
                                                      "not known statically"), SourceKind.DERIVED, None,
@@ -50,13 +58,13 @@ def apply_config(path: Optional[Path], shown: str, named_by: Setting, workspace:
 def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
                         dirs: Sequence[Path], unread_entry: Optional[str] = None,
                         sharded_elsewhere: Optional[str] = None, cwd_unknown: bool = False,
-                        read_elsewhere: Optional[str] = None) -> None:
+                        read_elsewhere: Optional[str] = None, written: Optional[LaunchWrites] = None) -> None:
     """The config the winning `deepspeed` setting names; no DeepSpeed (ZeRO stage 0) when none is
     named, unless an accelerate config (read later) may bring one. `unread_entry`: why the entry script was
     not read; then no config named says nothing (the script may shard the model itself, FSDP or DeepSpeed
     configured in code), and the stage is unknown. `sharded_elsewhere`: why something out of view chooses
     the sharding (a file of arguments checked by itself); the stage is then unknown too. `read_elsewhere`: why the
-    flags reach code trainlint has not read (see `apply_config`)."""
+    flags reach code trainlint has not read, and `written`: the files the launcher writes (see `apply_config`)."""
     candidates = inputs.candidates
     winner = candidates.winner(K.DEEPSPEED)
     if winner is None or winner.value is None or winner.value == "":
@@ -77,7 +85,7 @@ def apply_chosen_config(inputs: JobInputs, workspace: Workspace, launcher_args: 
                                              SourceKind.DERIVED, None, via=(winner,)))
         return
     apply_config(workspace.find(winner.value, dirs), winner.value, winner, workspace, inputs, cwd_unknown,
-                 read_elsewhere)
+                 read_elsewhere, written)
 
 
 DEEPSPEED = Framework(name="deepspeed", namespace=DEEPSPEED_SPELLING)
