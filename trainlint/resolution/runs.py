@@ -6,6 +6,7 @@ files, the launcher's world size) and in what order they are gathered. Which val
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -99,6 +100,11 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     if not launch.cwd_unknown and launch.cwd is None and _sbatch_without_chdir(workspace, script_path):
         # sbatch runs a batch script in the folder it was submitted from (unless `--chdir` says), which may be
         # another project's checkout (smollm's `run_train.py` is nanotron's): a relative file not found is unknown.
+        launch = replace(launch, cwd_unknown=True)
+    if not launch.cwd_unknown and launch.cwd is not None and os.path.isabs(launch.cwd) \
+            and not workspace.allow_outside_reads and not workspace.inside(Path(launch.cwd)):
+        # `cd /home/user/harness` first: the launch runs in a folder outside the scanned tree, which holds the files
+        # it names relatively; one the tree lacks is unknown, not missing.
         launch = replace(launch, cwd_unknown=True)
     build = JobBuild(launch, script_path, workspace)
     dirs = workspace.search_dirs(script_path, launch.cwd)

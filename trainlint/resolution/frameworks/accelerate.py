@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from trainlint.core import Launcher, Setting, SourceKind
+from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
 from trainlint.knobs import K, coerce
 from trainlint.resolution.flags import option_value
@@ -26,9 +26,14 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     if config_setting is None or not isinstance(config_setting.value, str):
         return
     path = workspace.find(config_setting.value, dirs)
-    if path is None:
+    config = workspace.config(path) if path is not None else None
+    if config is None or (config.diagnostics and not config.values):
+        # The config that chooses accelerate's backend (FSDP, DeepSpeed or plain data parallel) is not there to
+        # read (elsewhere on the author's machine, outside the tree, or unreadable): the sharding is unknown.
+        inputs.candidates.add(K.ZERO_STAGE, Setting(
+            Unknown(f"the accelerate config `{config_setting.value}` is not read; it may shard the model (FSDP or "
+                    "DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
         return
-    config = workspace.config(path)
     inputs.read_config(config, ACCELERATE_SPELLING)
     ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
     if ds_file is not None and isinstance(ds_file.value, str):
