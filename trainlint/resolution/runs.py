@@ -52,7 +52,12 @@ from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES, add
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.launch_writes import LaunchWrites
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
-from trainlint.resolution.trains import looks_like_training, prefix_tuning, training_switch
+from trainlint.resolution.trains import (
+    adapters_in_unread_code,
+    looks_like_training,
+    prefix_tuning,
+    training_switch,
+)
 from trainlint.resolution.workspace import Workspace, transformers_ceiling, transformers_pin
 from trainlint.resolution.world import visible_gpus, world_size
 
@@ -151,6 +156,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     _environment(build)
     training_switch(build.facts, flags, build.candidates)
     prefix_tuning(build.facts, flags, build.candidates)
+    adapters_in_unread_code(build.facts, flags, build.candidates)
     entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
     command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:

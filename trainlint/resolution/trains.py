@@ -1,14 +1,15 @@
 """Whether a launch trains, and what: a script that shows training (a Trainer, a DeepSpeed training engine, a
 `.backward()` of its own) or a launch that passes training flags; a script that trains only when asked
-(`if training_args.do_train:`); P-Tuning v2, which trains a prefix over a frozen base model."""
+(`if training_args.do_train:`); P-Tuning v2, which trains a prefix over a frozen base model; LoRA adapters built in
+code trainlint has not read."""
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Optional
 
-from trainlint.core import Setting, SourceKind
-from trainlint.knobs import K, coerce_as, knob_for
-from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, DO_TRAIN
+from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.knobs import ARGS, K, coerce_as, knob, knob_for
+from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, DO_TRAIN, LORA_CONFIG
 from trainlint.readers.source import display_path
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.entry_settings import Flags
@@ -75,3 +76,39 @@ def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
                                                      note=f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code "
                                                           "freezes the base model and trains a prefix encoder"))
+
+
+def adapters_in_unread_code(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """A script whose own arguments define a LoRA rank (`lora_r: int = 64`) and no switch for it builds adapters
+    whenever the rank is above zero; when none of the modules read builds a LoraConfig or calls get_peft_model, it
+    does so in code trainlint has not read (LLaVA-RLHF's reward model wraps its backbone in adapters inside the
+    repository's model class). Whether only adapters train is then unknown, as for a get_peft_model call."""
+    if facts is None or any(_defines(facts, name) for name in knob(K.LORA).spellings[ARGS]) or _adapter_switch(facts):
+        return  # a switch says when (`lora_enable`, read as K.LORA; TRL's `use_peft`, off unless given)
+    if any(callee in (LORA_CONFIG, "get_peft_model") for callee, _keyword in facts.other_keywords):
+        return  # the adapters are built in code that was read
+    name = next((name for name in knob(K.LORA_R).spellings[ARGS] if _defines(facts, name)), None)
+    if name is None:
+        return
+    flag = flags.get(name)
+    written = facts.fields.get(name) or facts.argparse.get(name)
+    setting = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG) if flag is not None else \
+        written.default if written is not None else None
+    rank = coerce_as(int, setting.value).value if setting is not None else None
+    if isinstance(rank, int) and not isinstance(rank, bool) and rank <= 0:
+        return  # no adapters (OpenRLHF's `--lora_rank 0`)
+    candidates.add(K.LORA, Setting(Unknown(f"the script defines `{name}` and builds its adapters in code trainlint "
+                                           "has not read"), SourceKind.DERIVED,
+                                   setting.origin if setting is not None else None, note=f"{name} with no LoRA switch",
+                                   via=(setting,) if setting is not None else ()))
+
+
+def _defines(facts: EntryFacts, name: str) -> bool:
+    return name in facts.fields or name in facts.argparse
+
+
+def _adapter_switch(facts: EntryFacts) -> bool:
+    """Whether the script's arguments hold a boolean named for adapters (`use_peft`, `enable_lora`): a switch."""
+    arguments = [*facts.fields.values(), *facts.argparse.values()]
+    return any("bool" in argument.type_name and ("lora" in argument.name.lower() or "peft" in argument.name.lower())
+               for argument in arguments)
