@@ -152,6 +152,10 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         if callee == LORA_CONFIG:
             if keyword.name in ADAPTER_KEYWORDS:
                 candidates.add(ADAPTER_KEYWORDS[keyword.name], _adapter_setting(facts, flags, argparse_values, keyword))
+            # Built, the adapters may wrap the model wherever the config goes (a framework's own config object,
+            # CoLLiE's `config.peft_config`); as for get_peft_model, an explicit switch says when.
+            candidates.add(K.LORA, Setting(Unknown("a LoraConfig is built in code"), SourceKind.DERIVED,
+                                           keyword.setting.origin, note=LORA_CONFIG))
             continue
         target = knob_for(keyword.name)
         accumulation = callee.endswith("Accelerator") and target == "gradient_accumulation_steps"

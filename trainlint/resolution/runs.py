@@ -179,10 +179,16 @@ def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:
 
 def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:
     """Why naming no DeepSpeed config says nothing of the sharding: under the `deepspeed` launcher, a script
-    that is not an HF Trainer script (OpenRLHF, DeepSpeed's own examples) builds its DeepSpeed config itself."""
-    if build.launch.launcher != Launcher.DEEPSPEED or build.facts is None or build.facts.uses_hf_trainer:
+    that is not an HF Trainer script (OpenRLHF, DeepSpeed's own examples) builds its DeepSpeed config itself; under
+    any launcher, one that trains with a trainer of the repository's own that is no HF Trainer (CoLLiE's, which
+    shards and pipelines as its config object says) sets up the sharding that trainer does."""
+    if build.facts is None or build.facts.uses_hf_trainer:
         return None
-    return "the entry script builds its own DeepSpeed setup under the `deepspeed` launcher"
+    if build.launch.launcher == Launcher.DEEPSPEED:
+        return "the entry script builds its own DeepSpeed setup under the `deepspeed` launcher"
+    if build.facts.calls_own_trainer:
+        return "the entry script trains with a trainer of the repository's own, which sets up its sharding itself"
+    return None
 
 
 def _unread_parser_reason(facts: EntryFacts) -> Optional[str]:
