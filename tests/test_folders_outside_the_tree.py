@@ -1,7 +1,8 @@
 """Launchers written on their authors' machines name folders outside the repository: an accelerate config in the
 author's home (`--config_file /home/user/configs/fsdp_8gpus.yml`), an evaluation harness checked out elsewhere
-(`cd /home/user/harness && accelerate launch main.py`). What those hold is unknown here: neither "no sharding" nor
-"missing". Written in our own words after GritLM's training and evaluation scripts."""
+(`cd /home/user/harness && accelerate launch main.py`), a checkout users clone (`cd Megatron-LM`). What those hold
+is unknown here: neither "no sharding" nor "missing". Written in our own words after GritLM's training and
+evaluation scripts and OctoPack's Megatron-LM launchers."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,7 +38,8 @@ def test_an_accelerate_config_the_tree_holds_is_read(cli, tmp_path):
 
 @pytest.mark.parametrize("folder, expected", [
     ("/home/user/harness", []),  # the harness's own main.py, on the author's machine
-    ("scripts", ["TL302"]),  # a folder of the tree, which holds no main.py
+    ("Megatron-LM", []),  # a checkout the README has users clone next to the script: not in the tree
+    (".", ["TL302"]),  # the script's own folder, which holds no main.py
 ])
 def test_a_relative_entry_after_a_cd_is_looked_for_where_the_cd_leads(cli, tmp_path, folder, expected):
     launcher = f"cd {folder}\naccelerate launch main.py --model hf-internal/tiny --tasks humaneval\n"

@@ -26,7 +26,7 @@ from trainlint.core import (
 from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
-from trainlint.readers.source import display_path
+from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution import axolotl_cli, frameworks
 from trainlint.resolution.entry import (
     EntryFacts,
@@ -106,10 +106,10 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         # sbatch runs a batch script in the folder it was submitted from (unless `--chdir` says), which may be
         # another project's checkout (smollm's `run_train.py` is nanotron's): a relative file not found is unknown.
         launch = replace(launch, cwd_unknown=True)
-    if not launch.cwd_unknown and launch.cwd is not None and os.path.isabs(launch.cwd) \
-            and not workspace.allow_outside_reads and not workspace.inside(Path(launch.cwd)):
-        # `cd /home/user/harness` first: the launch runs in a folder outside the scanned tree, which holds the files
-        # it names relatively; one the tree lacks is unknown, not missing.
+    if not launch.cwd_unknown and launch.cwd is not None and _cwd_out_of_view(workspace, script_path, launch.cwd):
+        # `cd /home/user/harness`, or `cd Megatron-LM` into a checkout the README has users clone: the launch runs
+        # in a folder the scanned tree does not hold, which holds the files it names relatively; one the tree lacks
+        # is unknown, not missing.
         launch = replace(launch, cwd_unknown=True)
     build = JobBuild(launch, script_path, workspace)
     dirs = workspace.search_dirs(script_path, launch.cwd)
@@ -175,6 +175,17 @@ def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:
         return False
     directives = workspace.shell(script_path).sbatch
     return bool(directives) and "chdir" not in directives
+
+
+def _cwd_out_of_view(workspace: Workspace, script_path: Path, cwd: str) -> bool:
+    """Whether the folder a launcher `cd`s into is outside the scanned tree, or absent from it (from the script's
+    folder and from where trainlint runs, the two places a relative `cd` may start)."""
+    if workspace.allow_outside_reads:
+        return False
+    if os.path.isabs(cwd):
+        return not workspace.inside(Path(cwd))
+    starts = (safe_resolve(script_path).parent, workspace.invocation_dir)
+    return not any(os.path.isdir(start / cwd) and workspace.inside(start / cwd) for start in starts)
 
 
 def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:
