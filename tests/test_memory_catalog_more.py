@@ -1,6 +1,6 @@
 """Catalog rows for models public fine-tuning launchers name: TinyLlama, CodeLlama, LLaVA-1.5 in its
 transformers conversion, Mixtral 8x22B, StarCoder, OLMo 7B, OpenLLaMA, phi-1/phi-1.5, SmolLM2, gpt-oss-20b
-and Qwen1.5-MoE-A2.7B.
+Qwen1.5-MoE-A2.7B and Chinese-LLaMA-2/Alpaca-2.
 
 Each is found by the names launchers write, and its dimensions give the published parameter count. A
 mixture of experts' row keeps the active experts' width in `intermediate` (what activations need); its
@@ -52,6 +52,10 @@ NAMES = [
     ("openai/gpt-oss-20b", "gpt-oss-20b"),
     ("Qwen/Qwen1.5-MoE-A2.7B", "qwen1.5-moe-a2.7b"),
     ("Qwen/Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe-a2.7b"),
+    ("hfl/chinese-alpaca-2-7b", "chinese-llama-2-7b"),
+    ("hfl/chinese-llama-2-7b-64k", "chinese-llama-2-7b"),
+    ("ziqingyang/chinese-alpaca-2-13b", "chinese-llama-2-13b"),
+    ("hfl/chinese-alpaca-2-13b-16k", "chinese-llama-2-13b"),
 ]
 
 
@@ -96,7 +100,8 @@ PUBLISHED_DENSE_B = {
 }
 # Rows whose nominal size is a rounding the 3% tolerance does not cover: their count is the one their
 # dimensions give (6.74B for a "7B", 3.43B for a "3B", 1.42B for phi-1.5's "1.3B").
-COMPUTED_ONLY = ("codellama-7b", "open-llama-3b", "open-llama-7b", "phi-1.5")
+COMPUTED_ONLY = ("codellama-7b", "open-llama-3b", "open-llama-7b", "phi-1.5", "chinese-llama-2-7b",
+                 "chinese-llama-2-13b")
 
 
 @pytest.mark.parametrize("key", sorted(PUBLISHED_DENSE_B) + list(COMPUTED_ONLY))
@@ -111,6 +116,16 @@ def test_codellama_7b_and_13b_have_the_infilling_vocabulary():
     catalog = model_catalog()
     assert catalog["codellama-7b"].vocab == catalog["codellama-13b"].vocab == 32016
     assert catalog["llama-2-7b"].vocab == catalog["codellama-34b"].vocab == 32000
+
+
+def test_chinese_llama_2_keeps_llama_2_layers_with_its_larger_vocabulary():
+    catalog = model_catalog()
+    for size in ("7b", "13b"):
+        chinese, base = catalog[f"chinese-llama-2-{size}"], catalog[f"llama-2-{size}"]
+        assert (chinese.hidden, chinese.layers, chinese.intermediate) == (base.hidden, base.layers, base.intermediate)
+        assert (chinese.vocab, base.vocab) == (55296, 32000)
+    assert find_model("meta-llama/Llama-2-7b-hf").key == "llama-2-7b"
+    assert find_model("hfl/chinese-alpaca-2-1.3b") is None  # a smaller network of its own
 
 
 def test_starcoder_is_multi_query_with_tied_embeddings():
