@@ -104,6 +104,7 @@ def test_an_escaped_comparison_in_a_test_keeps_the_launch_below_it():
     ("rejected_fi_without_if.sh", 4),
     ("rejected_done_without_do.sh", 4),
     ("rejected_if_without_fi.sh", 2),
+    ("rejected_redirection_without_file.sh", 3),
 ])
 def test_a_syntax_error_points_at_what_bash_stops_on(name, line):
     script = sample(name)
@@ -116,6 +117,7 @@ def test_a_syntax_error_points_at_what_bash_stops_on(name, line):
     "case $x in a|b) echo;; (c) ;; *) ;; esac\n", "x=$(case a in b) echo;; esac)\n", "A=(a b\n# c\nd)\n",
     "echo ${x:-{a}}\n", "echo `if`\n", "cat <<-EOF\n\tx $(\n\tEOF\n", "echo $(( (1+2) * 3 ))\n",
     "while read -r a; do :; done < <(ls)\n", "ls 2>&1 |& cat &> log\n", "echo a \\\n",
+    "echo a > \\\n  out.log\n", "exec 3<&-\n", "echo a >| b 2>&1\n", "[[ a > b ]]\n",
 ])
 def test_the_scanner_accepts_what_bash_accepts(text):
     verdict = judge(text.encode())
@@ -125,6 +127,7 @@ def test_the_scanner_accepts_what_bash_accepts(text):
 @pytest.mark.parametrize("text", [
     "echo 'a\n", "x=${a\n", "echo `ls\n", "x=$((1+2\n", "}\n", ")\n", "echo a; ;;\n", "then\n", "{ echo\n",
     "for a in b; do echo; fi\n", "if true; fi\n", "case a in b) echo;;\n",
+    "echo a >\n", "x=<A_PATH>\n", "echo a > # log\n", "echo a >; ls\n", "ls 2>&1 >| \n",
 ])
 def test_the_scanner_rejects_what_bash_rejects(text):
     assert judge(text.encode()).rejected
@@ -134,3 +137,10 @@ def test_an_extglob_pattern_is_left_undecided():
     # bash -n rejects it, but a script that runs `shopt -s extglob` first runs it.
     verdict = judge(b"shopt -s extglob\nrm !(keep)\n")
     assert not verdict.certain and not verdict.rejected
+
+
+def test_a_placeholder_left_in_a_template_is_named():
+    script = sample("rejected_redirection_without_file.sh")
+    [error] = [d for d in script.diagnostics if d.kind == DiagnosticKind.SYNTAX_ERROR]
+    assert "`<YOUR_PROJECT_ROOT>` reads as redirections" in error.message and "placeholder" in error.message
+    assert "redirection `>` has no file" in judge(b"echo a >\n").error.message

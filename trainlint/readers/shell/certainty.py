@@ -267,6 +267,38 @@ class _Scanner(WordScanner):
                 raise Unsure()
             self.pending.append((start, delimiter, strip_tabs))
             return
+        operator = self.pos
         self.pos += 1
         while data[self.pos : self.pos + 1] in (b">", b"&", b"|"):
             self.pos += 1
+        self._expect_target(operator)
+
+    def _expect_target(self, operator: int) -> None:
+        """A redirection names its file next, on the same line (or after a `\\`-newline): an operator, a comment or
+        the end of the line there is bash's "syntax error near unexpected token" (`PATH=<YOUR_PATH>` leaves `>` with
+        nothing after it)."""
+        while True:
+            self.skip_blanks()
+            if self.data[self.pos : self.pos + 2] != b"\\\n":
+                break
+            self.pos += 2
+        following = self.data[self.pos : self.pos + 1]
+        if following in (b"<", b">") and self.data[self.pos + 1 : self.pos + 2] == b"(":
+            return  # a process substitution is the file: `done < <(ls)`
+        if following in (b"", b"\n", b";", b"|", b"&", b")", b"<", b">", b"#"):
+            text = self.data[operator : self.pos].strip().decode("utf-8", errors="replace")
+            placeholder = self._placeholder(operator)
+            if placeholder is not None:
+                self.reject(operator, f"`{placeholder}` reads as redirections, and the last, `{text}`, has no file "
+                                      "after it (a placeholder left to fill in?)")
+            self.reject(operator, f"the redirection `{text}` has no file after it")
+
+    def _placeholder(self, operator: int) -> Optional[str]:
+        """`<Specify path>` when the `>` at `operator` closes such a run on its line: a template's blank."""
+        data = self.data
+        line_start = data.rfind(b"\n", 0, operator) + 1
+        opening = data.rfind(b"<", line_start, operator)
+        inside = data[opening + 1 : operator]
+        if opening < 0 or data[operator : operator + 1] != b">" or not inside.strip() or b">" in inside:
+            return None
+        return data[opening : operator + 1].decode("utf-8", errors="replace")
