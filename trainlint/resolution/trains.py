@@ -67,10 +67,7 @@ def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     parameter of the base model and trains a prefix encoder, so the base counts as frozen, as for freezing in code."""
     if facts is None or PRE_SEQ_LEN not in facts.fields and PRE_SEQ_LEN not in facts.argparse:
         return
-    flag = flags.get(PRE_SEQ_LEN)
-    written = facts.fields.get(PRE_SEQ_LEN) or facts.argparse.get(PRE_SEQ_LEN)
-    setting = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG) if flag is not None else \
-        written.default if written is not None else None
+    setting = _argument(facts, flags, PRE_SEQ_LEN)
     length = coerce_as(int, setting.value).value if setting is not None else None
     if isinstance(length, int) and not isinstance(length, bool) and length > 0:
         candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
@@ -90,10 +87,7 @@ def adapters_in_unread_code(facts: Optional[EntryFacts], flags: Flags, candidate
     name = next((name for name in knob(K.LORA_R).spellings[ARGS] if _defines(facts, name)), None)
     if name is None:
         return
-    flag = flags.get(name)
-    written = facts.fields.get(name) or facts.argparse.get(name)
-    setting = replace(flag.value, kind=SourceKind.LAUNCHER_FLAG) if flag is not None else \
-        written.default if written is not None else None
+    setting = _argument(facts, flags, name)
     rank = coerce_as(int, setting.value).value if setting is not None else None
     if isinstance(rank, int) and not isinstance(rank, bool) and rank <= 0:
         return  # no adapters (OpenRLHF's `--lora_rank 0`)
@@ -101,6 +95,15 @@ def adapters_in_unread_code(facts: Optional[EntryFacts], flags: Flags, candidate
                                            "has not read"), SourceKind.DERIVED,
                                    setting.origin if setting is not None else None, note=f"{name} with no LoRA switch",
                                    via=(setting,) if setting is not None else ()))
+
+
+def _argument(facts: EntryFacts, flags: Flags, name: str) -> Optional[Setting]:
+    """The value the launch gives the script's argument `name`: its flag, else the default the script writes."""
+    flag = flags.get(name)
+    if flag is not None:
+        return replace(flag.value, kind=SourceKind.LAUNCHER_FLAG)
+    written = facts.fields.get(name) or facts.argparse.get(name)
+    return written.default if written is not None else None
 
 
 def _defines(facts: EntryFacts, name: str) -> bool:
