@@ -63,6 +63,9 @@ class EntryFacts:
     # A function the script hands its argument parser to, whose definition none of the modules read holds: it
     # may add options, so the set of accepted flags is incomplete.
     unread_parser_helper: Optional[str] = None
+    # `transformers` is a package of the repository itself (a fork it installs, as microsoft/LoRA's NLU examples
+    # do): its TrainingArguments may have fields HF's has not.
+    own_transformers: bool = False
     # Options are added to an argparse parser that none of the modules read builds (an `extra_args_provider(parser)`
     # handed to a framework's own argument code): that parser has options of its own.
     parser_built_elsewhere: bool = False
@@ -103,7 +106,7 @@ class EntryFacts:
 
     def accepted_flags(self) -> Optional[frozenset]:
         if not self.has_parser or self.unresolved_parser_class or self.unread_parser_helper is not None \
-                or self.parser_built_elsewhere:
+                or self.parser_built_elsewhere or (self.inherits_hf and self.own_transformers):
             return None
         names = set(self.fields) | set(self.option_dest)
         if self.inherits_hf:
@@ -234,6 +237,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
             if len(seen) >= MAX_MODULES:
                 continue
             facts.local_trainers.update(_local_trainer_names(module, path, workspace, roots))
+            facts.own_transformers = facts.own_transformers or _imports_own_transformers(module, path, workspace, roots)
             for target in local_imports(module, path, workspace, roots):
                 if target.resolve() not in seen and "site-packages" not in target.parts:
                     seen.add(target.resolve())
@@ -267,6 +271,13 @@ def _unread_call(facts: EntryFacts, workspace: Workspace, roots: Sequence[Path])
                     and workspace.module(info.module, facts.path, roots) is not None:
                 return call
     return None
+
+
+def _imports_own_transformers(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> bool:
+    """Whether `module` imports `transformers` and the repository holds that package itself."""
+    if not any(info.module.split(".")[0] == "transformers" for info in module.imports):
+        return False
+    return workspace.module("transformers", path, [path.resolve().parent, *roots]) is not None
 
 
 def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> Set[str]:
