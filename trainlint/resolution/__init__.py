@@ -100,7 +100,14 @@ def _is_recipe(workspace: Workspace, path: Path) -> bool:
     # Most YAML files of a tree are no recipe, and their text alone often shows it: no parse then.
     if not workspace.yaml_may_matter(path, RECIPE_KEYS):
         return False
+    # Imported here: the frameworks import this package's modules, which import this package first.
+    from trainlint.resolution.frameworks.deepspeed import CONFIG_ROOTS
+
     config = workspace.config(path)
+    # A DeepSpeed config written as YAML (`gradient_accumulation_steps` beside `zero_optimization`) is the config a
+    # launcher names, not a recipe of its own.
+    if {key.split(".", 1)[0] for key in config.values} & set(CONFIG_ROOTS):
+        return False
     return any(key in config.values for key in RECIPE_KEYS)
 
 
