@@ -231,7 +231,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     half = _mixed_precision(knobs, notes)
     zero = _zero_stage(knobs, run, notes)
     bits = knobs.int(K.BITS) or 16
-    lora = _lora(knobs, bits, notes)
+    lora = _lora(knobs, run, bits, notes)
     lora_rank = _lora_rank(knobs, lora, notes)
     fsdp = zero is not None and _sharded_by_fsdp(run)
     # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
@@ -366,16 +366,23 @@ def _zero_stage(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> Op
             and setting.engine in (ShardingEngine.NONE, ShardingEngine.FSDP_NO_SHARD):
         return None
     if zero is None and knobs.is_unknown(K.ZERO_STAGE):
-        notes.unknown("zero_stage", "ZeRO stage unknown: assumed no ZeRO (every GPU holds every model state)")
+        notes.unknown("zero_stage", f"ZeRO stage unknown{_why(setting)}: assumed no ZeRO (every GPU holds every model "
+                                    "state)")
     return zero
 
 
-def _lora(knobs: KnobReader, bits: int, notes: EstimateNotes) -> bool:
+def _why(setting: Optional[Setting]) -> str:
+    """` (the reason)` a setting's value is unknown, for a note; "" when it gives none."""
+    return f" ({setting.value.reason})" if setting is not None and isinstance(setting.value, Unknown) else ""
+
+
+def _lora(knobs: KnobReader, run: TrainingRun, bits: int, notes: EstimateNotes) -> bool:
     if knobs.bool(K.LORA) or bits in (4, 8):
         return True
     if knobs.is_unknown(K.LORA):
         # Like checkpointing: a setting that lowers memory is assumed on when it cannot be read.
-        notes.unknown("lora_switch", "whether LoRA adapters are used is unknown: assumed LoRA")
+        notes.unknown("lora_switch", f"whether LoRA adapters are used is unknown{_why(run.setting(K.LORA))}: "
+                                     "assumed LoRA")
         return True
     return False
 

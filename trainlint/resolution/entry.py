@@ -201,12 +201,17 @@ def _needed_names(module: PythonModule) -> set:
     return {name for name in needed if name not in defined}
 
 
+def import_roots(path: Path, roots: Sequence[Path]) -> List[Path]:
+    """Where the imports of the module at `path` are looked for: its own folder first (a script run directly imports
+    its folder's modules by absolute name, `from trainer import X`), then `roots`."""
+    return [path.resolve().parent, *roots]
+
+
 def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> List[Path]:
     """The local modules that define what `module` needs. Following every import would read a
     model's whole code base (slowly) for nothing."""
     needed = _needed_names(module)
-    # A script run directly imports its own folder's modules by absolute name (`from trainer import X`).
-    roots = [path.resolve().parent, *roots]
+    roots = import_roots(path, roots)
     found = []
     for info in module.imports:
         wanted = [name for name, bound in info.bindings() if name in needed or bound in needed or name == "*"]
@@ -261,7 +266,7 @@ def _unread_call(facts: EntryFacts, workspace: Workspace, roots: Sequence[Path])
         return None
     entry = facts.modules[0]
     defined = {name for module in facts.modules for name in module.defines}
-    roots = [facts.path.resolve().parent, *roots]
+    roots = import_roots(facts.path, roots)
     for call in entry.main_calls:
         head = call.partition(".")[0]
         if _last(call) in defined:
@@ -277,7 +282,7 @@ def _imports_own_transformers(module: PythonModule, path: Path, workspace: Works
     """Whether `module` imports `transformers` and the repository holds that package itself."""
     if not any(info.module.split(".")[0] == "transformers" for info in module.imports):
         return False
-    return workspace.module("transformers", path, [path.resolve().parent, *roots]) is not None
+    return workspace.module("transformers", path, import_roots(path, roots)) is not None
 
 
 def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> Set[str]:
@@ -287,7 +292,7 @@ def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace,
     that is known; `class MyTrainer(transformers.Trainer)` is one)."""
     called = {_last(call.callee) for call in module.trainer_calls}
     defined = dict(module.trainer_classes)
-    roots = [path.resolve().parent, *roots]
+    roots = import_roots(path, roots)
     local = set()
     repository_names = set()
     for info in module.imports:

@@ -98,18 +98,7 @@ class JobBuild:
 
 def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Optional[TrainingRun]:
     """The run a launch starts, or None when it does not look like training (an eval loop)."""
-    if not launch.cwd_unknown and workspace.unpopulated_submodule(script_path) is not None:
-        # The repository declares a submodule it does not hold: its launchers may be meant to run from inside
-        # it, so a relative file not found here is unknown, not missing.
-        launch = replace(launch, cwd_unknown=True)
-    if not launch.cwd_unknown and launch.cwd is None and _sbatch_without_chdir(workspace, script_path):
-        # sbatch runs a batch script in the folder it was submitted from (unless `--chdir` says), which may be
-        # another project's checkout (smollm's `run_train.py` is nanotron's): a relative file not found is unknown.
-        launch = replace(launch, cwd_unknown=True)
-    if not launch.cwd_unknown and launch.cwd is not None and _cwd_out_of_view(workspace, script_path, launch.cwd):
-        # `cd /home/user/harness`, or `cd Megatron-LM` into a checkout the README has users clone: the launch runs
-        # in a folder the scanned tree does not hold, which holds the files it names relatively; one the tree lacks
-        # is unknown, not missing.
+    if not launch.cwd_unknown and _runs_out_of_view(workspace, script_path, launch):
         launch = replace(launch, cwd_unknown=True)
     build = JobBuild(launch, script_path, workspace)
     dirs = workspace.search_dirs(script_path, launch.cwd)
@@ -168,6 +157,20 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     elif build.facts.uses_hf_trainer:
         HF_TRAINER.defaults({}, build.candidates)
     return _finish(build, shown_script)
+
+
+def _runs_out_of_view(workspace: Workspace, script_path: Path, launch: Launch) -> bool:
+    """Whether the launch may run in a folder the scanned tree does not show, whose files it names relatively: one
+    the tree lacks is then unknown, not missing."""
+    # The repository declares a submodule it does not hold: its launchers may be meant to run from inside it.
+    if workspace.unpopulated_submodule(script_path) is not None:
+        return True
+    if launch.cwd is not None:
+        # `cd /home/user/harness`, or `cd Megatron-LM` into a checkout the README has users clone.
+        return _cwd_out_of_view(workspace, script_path, launch.cwd)
+    # sbatch runs a batch script in the folder it was submitted from (unless `--chdir` says), which may be another
+    # project's checkout (smollm's `run_train.py` is nanotron's).
+    return _sbatch_without_chdir(workspace, script_path)
 
 
 def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:

@@ -16,7 +16,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, VersionCeiling, file_kind
-from trainlint.inputs import note_folder, note_path, repo_root, tree_roots, within
+from trainlint.inputs import SKIP_DIRS, note_folder, note_path, repo_root, tree_roots, within
 from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
 from trainlint.readers.hostfile import HostFile, read_hostfile
 from trainlint.readers.requirements import read_ceiling, read_pin
@@ -454,8 +454,9 @@ class Workspace:
             return None
         for root in self.roots if self.roots is not None else [self.invocation_dir]:
             for folder, subfolders, _files in os.walk(root):
-                # Version control, virtual environments and caches hold no launch's working folder.
-                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _NOT_WORK_FOLDERS)
+                # Version control, environments, caches and build output hold no launch's working folder: the
+                # folders the discovery walk skips.
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in SKIP_DIRS)
                 note_folder(Path(folder))
                 if _exists(Path(folder) / relative):
                     return Path(folder)
@@ -475,9 +476,6 @@ class Workspace:
             self._modules[key] = resolve_import(dotted, str(importer), [str(d) for d in searched])
         found = self._modules[key]
         return Path(found) if found else None
-
-
-_NOT_WORK_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__"})
 
 
 def _read_shell(path: Path) -> ShellScript:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from trainlint.readers.python.tree_nodes import TreeNodes
+from trainlint.readers.python.tree_nodes import TreeNodes, last_name
 
 
 def known_args_rest_used(nodes: Optional[TreeNodes]) -> bool:
@@ -53,9 +53,7 @@ def _shown_names(nodes: TreeNodes) -> set:
     """Ids of the names read only to be shown: arguments of a showing call, as they are or in an f-string."""
     shown = set()
     for node in nodes.calls:
-        func = node.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name not in _SHOWING_CALLS:
+        if last_name(node.func) not in _SHOWING_CALLS:
             continue
         for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
             if isinstance(argument, ast.Name):

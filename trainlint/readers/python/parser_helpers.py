@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set, Tuple
 
-from trainlint.readers.python.tree_nodes import TreeNodes
+from trainlint.readers.python.tree_nodes import TreeNodes, last_name
 
 # Calls on a parser that add no option (or whose options the reader models itself).
 _PARSER_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_exclusive_group", "parse_args",
@@ -31,8 +31,7 @@ def parser_helpers(nodes: Optional[TreeNodes]) -> Tuple[str, ...]:
     for node in nodes.calls:
         handed = any(isinstance(arg, ast.Name) and arg.id in parsers for arg in node.args) or any(
             isinstance(keyword.value, ast.Name) and keyword.value.id in parsers for keyword in node.keywords)
-        name = node.func.id if isinstance(node.func, ast.Name) else \
-            node.func.attr if isinstance(node.func, ast.Attribute) else None
+        name = last_name(node.func)
         if handed and name is not None and name not in _NOT_HELPERS and name not in _PARSER_METHODS:
             found.append(name)
     return tuple(dict.fromkeys(found))
@@ -44,9 +43,5 @@ def builds_parser(nodes: Optional[TreeNodes]) -> bool:
     if nodes is None:
         return True
     constructors = {"ArgumentParser"} | {node.name for node in nodes.classes
-                                         if any(_last_name(base) == "ArgumentParser" for base in node.bases)}
-    return any(_last_name(node.func) in constructors for node in nodes.calls)
-
-
-def _last_name(node: ast.expr) -> Optional[str]:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+                                         if any(last_name(base) == "ArgumentParser" for base in node.bases)}
+    return any(last_name(node.func) in constructors for node in nodes.calls)

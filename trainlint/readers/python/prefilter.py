@@ -34,6 +34,7 @@ from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
 from trainlint.readers.python.overrides import LORA_CONVERSION
+from trainlint.readers.python.tree_nodes import last_name
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
 # Calls the collector hands to an extractor by their last name (the rest: HF_PARSERS, OTHER_CALL_KEYWORDS,
@@ -221,7 +222,7 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
 
 def _holds_call(expression: ast.AST) -> bool:
     return any(
-        isinstance(node, ast.Call) and _dispatched(_last_name(node.func)) for node in ast.walk(expression)
+        isinstance(node, ast.Call) and _dispatched(last_name(node.func)) for node in ast.walk(expression)
     )
 
 
@@ -262,7 +263,7 @@ def _dispatched(callee: Optional[str]) -> bool:
 
 def _is_dataclass(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return _last_name(target) == "dataclass"
+    return last_name(target) == "dataclass"
 
 
 def _overrides(target: ast.expr, value: Optional[ast.expr], args_names: FrozenSet[str], assigned: bool) -> bool:
@@ -292,14 +293,6 @@ def _builds_eval_dict(function: ast.AST) -> bool:
     return False
 
 
-def _last_name(node: ast.expr) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
 def parsed_namespace_names(tree: ast.Module) -> FrozenSet[str]:
     """Names bound from a parse call anywhere: `args = parser.parse_args()`, `args, rest = ...parse_known_args()`
     (the first only), `model_args, data_args, training_args = parser.parse_args_into_dataclasses()`."""
@@ -307,7 +300,7 @@ def parsed_namespace_names(tree: ast.Module) -> FrozenSet[str]:
     for node in _all_statements(tree.body):
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
-        method = _last_name(node.value.func)
+        method = last_name(node.value.func)
         if method not in PARSE_METHODS:
             continue
         for target in node.targets:

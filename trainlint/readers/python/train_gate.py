@@ -8,7 +8,7 @@ import ast
 from typing import Optional
 
 from trainlint.readers.facts import DO_TRAIN
-from trainlint.readers.python.tree_nodes import TreeNodes, contains
+from trainlint.readers.python.tree_nodes import TreeNodes, contains, last_name
 
 
 def train_gate(nodes: Optional[TreeNodes]) -> Optional[str]:
@@ -37,7 +37,4 @@ def _is_trainer_train_call(node: ast.AST) -> bool:
     """`trainer.train(...)`, `self.trainer.train(...)`: not `model.train()`, which only sets a mode."""
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr != "train":
         return False
-    receiver = node.func.value
-    name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) \
-        else ""
-    return "trainer" in name.lower()
+    return "trainer" in (last_name(node.func.value) or "").lower()

@@ -49,6 +49,16 @@ def tree_nodes(tree: Optional[ast.AST]) -> Optional[TreeNodes]:
     return TreeNodes(tuple(calls), tuple(classes), tuple(ifs), tuple(assignments), tuple(names))
 
 
+def last_name(node: ast.AST) -> Optional[str]:
+    """The name a callee, base or receiver ends in: `ArgumentParser` of `argparse.ArgumentParser`, `trainer` of
+    `self.trainer`; None for any other expression."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
 def contains(outer: ast.AST, inner: ast.AST) -> bool:
     """Whether `inner`'s code lies within `outer`'s: the stdlib's positions nest as its nodes do."""
     return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and (  # type: ignore[attr-defined]
