@@ -203,23 +203,26 @@ args = transformers.TrainingArguments(
     eval_strategy="steps",
     logging_steps=10,
 )
-trainer = transformers.Trainer(model=None, args=args, train_dataset=None, eval_dataset="val")
+trainer = transformers.Trainer(model=None, args=args, train_dataset=None, eval_dataset="val",
+                               compute_metrics=lambda prediction: {})
 trainer.train()
 '''
     write_tree(tmp_path, {"train.py": script})
-    code, out, _ = fix(cli, tmp_path, "train.py", "--select", "TL103,TL104", "--unsafe-fixes")
+    code, out, _ = fix(cli, tmp_path, "train.py", "--select", "TL103,TL107")
     text = (tmp_path / "train.py").read_text()
-    # The eval batch is edited in place (comment kept); eval_steps, set nowhere, is added as a keyword
-    # in the call's own layout.
+    # The eval batch is edited in place (comment kept); eval_accumulation_steps, set nowhere, is added as a
+    # keyword in the call's own layout.
     assert text == script.replace("per_device_eval_batch_size=8,", "per_device_eval_batch_size=2,").replace(
-        "    logging_steps=10,\n", "    logging_steps=10,\n    eval_steps=1000,\n")
-    second_fix_is_a_no_op(cli, tmp_path, "train.py", "--select", "TL103,TL104", "--unsafe-fixes")
+        "    logging_steps=10,\n", "    logging_steps=10,\n    eval_accumulation_steps=4,\n")
+    second_fix_is_a_no_op(cli, tmp_path, "train.py", "--select", "TL103,TL107")
 
 
 def test_crlf_launcher_gets_a_new_flag_with_its_continuation_style_and_keeps_its_mode(tmp_path, cli):
     launcher = ("#!/bin/bash\r\ndeepspeed --num_gpus 2 train.py \\\r\n"
                 "\t--per_device_train_batch_size 4 \\\r\n\t--eval_strategy steps \\\r\n"
-                "\t--logging_steps 10 \\\r\n\t--model_max_length 512\r\necho done\r\n")
+                "\t--logging_steps 10 \\\r\n\t--gradient_checkpointing True \\\r\n"
+                "\t--per_device_eval_batch_size 32 \\\r\n\t--model_name_or_path Qwen/Qwen2.5-0.5B \\\r\n"
+                "\t--model_max_length 512\r\necho done\r\n")
     files = {"finetune.sh": launcher, "train.py": TRAIN_PY.replace("{eval_dataset}", "eval_set")}
     write_tree(tmp_path, {"train.py": files["train.py"]})
     (tmp_path / "finetune.sh").write_bytes(launcher.encode())

@@ -67,4 +67,6 @@ def test_no_eval_rule_fires_when_the_imported_builder_passes_no_eval_dataset(cli
     _, quiet = cli.check_json(folder, "scripts/finetune.sh", "--gpu", "a100-80gb")
     assert not [f for f in quiet["findings"] if f["code"] in ("TL103", "TL104", "TL107")]
     _, loud = cli.check_json(folder, "scripts/finetune_holdout.sh", "--gpu", "a100-80gb")
-    assert {"TL103", "TL104"} <= {f["code"] for f in loud["findings"]}
+    loud_codes = {f["code"] for f in loud["findings"]}
+    # Evaluation runs there; how far it peaks above training is not known (the model is named in code only).
+    assert "TL103" in loud_codes and "TL104" not in loud_codes

@@ -1,6 +1,8 @@
 """The five out-of-memory stories behind the product, on samples that reproduce their launchers."""
 from __future__ import annotations
 
+import shutil
+
 from tests.conftest import MOE_LLAVA, SAMPLES
 
 STORIES = SAMPLES / "stories"
@@ -41,10 +43,21 @@ def test_sharegpt4v_micro_batch_16_fits_80gb_not_40gb(cli):
     assert not _findings(on_80, "TL101")
 
 
-def test_minicpm_lora_evaluating_every_50_steps_is_flagged(cli):
+def test_minicpm_lora_evaluating_every_50_steps_at_the_train_batch_is_not_flagged(cli):
+    # Evaluation every 50 steps with the train batch (1) peaks below a training step: no gradients, one
+    # sample's activations. Frequent, but no memory risk.
     _, document = cli.check_json(STORIES / "minicpm", "finetune/finetune_lora.sh", "--gpu", "a100-80gb")
+    assert not _findings(document, "TL104")
+
+
+def test_minicpm_lora_evaluating_every_50_steps_at_a_large_eval_batch_is_flagged(cli, tmp_path):
+    shutil.copytree(STORIES / "minicpm", tmp_path / "minicpm")
+    launcher = tmp_path / "minicpm" / "finetune" / "finetune_lora.sh"
+    launcher.write_text(launcher.read_text().replace("--per_device_eval_batch_size 1 ", "--per_device_eval_batch_size 32 "))
+    _, document = cli.check_json(tmp_path / "minicpm", "finetune/finetune_lora.sh", "--gpu", "a100-80gb")
     [finding] = _findings(document, "TL104")
     assert finding["line"] == 27 and "every 50 steps" in finding["message"]
+    assert "GiB above a training step" in finding["message"]
     assert finding["fix"]["applicability"] == "unsafe"
 
 

@@ -23,6 +23,7 @@ from trainlint.memory import (
     MODEL_STATE_TERMS,
     Gpu,
     JobMemoryEstimate,
+    MemoryTerm,
     estimate,
     largest_fitting_batch,
     longest_fitting_sequence,
@@ -137,6 +138,19 @@ def training_estimate(run: TrainingRun, gpu: Gpu, **overrides: Value) -> JobMemo
     elif world_unknown_under_sharding(run):
         floor[K.WORLD_SIZE] = ANY_WORLD
     return estimate(run, gpu, {**_TRAINING_STEP, **floor, **overrides})
+
+
+def eval_excess_gib(run: TrainingRun, gpu: Gpu) -> Optional[float]:
+    """How far the eval pass peaks above the training step (GiB, 0 when it stays below), without the predictions
+    gathered for metrics (TL107's, and sized by a guessed eval-set size). None when that rests on anything unknown:
+    the model states with their sharding and world size, the train batch, the length, or the eval batch."""
+    if not grounded(run) or (known_int(run, K.PER_DEVICE_EVAL_BATCH_SIZE) is None
+                             and not run.facts.eval_uses_train_batch):
+        return None
+    found = estimate(run, gpu, {K.EVAL_ACCUMULATION_STEPS: 1})
+    if found.rests_on_assumptions:
+        return None
+    return found.breakdown.get(MemoryTerm.EVAL.value, 0.0)
 
 
 def fitting_batch(run: TrainingRun, gpu: Gpu, below: int) -> Optional[int]:
