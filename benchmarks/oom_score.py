@@ -516,25 +516,22 @@ def print_results(results: Sequence[RowResult]) -> None:
 
 
 def main(argv: Sequence[str]) -> None:
-    args = list(argv)
-    only: Optional[set] = None
-    if "--ids" in args:
-        at = args.index("--ids")
-        only = set(args[at + 1].split(","))
-        del args[at:at + 2]
-    keep: Optional[Path] = None
-    if "--keep" in args:
-        at = args.index("--keep")
-        keep = Path(args[at + 1])
-        del args[at:at + 2]
-    rows = load_rows(Path(args[0]) if args else DEFAULT_CSV)
-    if only is not None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Score trainlint against the outcomes of oom_reports.csv.")
+    parser.add_argument("csv", nargs="?", type=Path, default=DEFAULT_CSV, help="the report rows (default: %(default)s)")
+    parser.add_argument("--ids", help="score only these rows (comma-separated ids)")
+    parser.add_argument("--keep", type=Path, metavar="FOLDER", help="also write each row's job into FOLDER/ID")
+    args = parser.parse_args(argv)
+    rows = load_rows(args.csv)
+    if args.ids is not None:
+        only = set(args.ids.split(","))
         rows = [row for row in rows if row["id"] in only]
-    if keep is not None:
+    if args.keep is not None:
         recipes = load_recipes()
         for row in rows:
-            (keep / row["id"]).mkdir(parents=True, exist_ok=True)
-            write_job(with_recipe(row, recipes), keep / row["id"])
+            (args.keep / row["id"]).mkdir(parents=True, exist_ok=True)
+            write_job(with_recipe(row, recipes), args.keep / row["id"])
     print_results(score(rows))
 
 
