@@ -53,7 +53,8 @@ def test_minicpm_lora_evaluating_every_50_steps_at_the_train_batch_is_not_flagge
 def test_minicpm_lora_evaluating_every_50_steps_at_a_large_eval_batch_is_flagged(cli, tmp_path):
     shutil.copytree(STORIES / "minicpm", tmp_path / "minicpm")
     launcher = tmp_path / "minicpm" / "finetune" / "finetune_lora.sh"
-    launcher.write_text(launcher.read_text().replace("--per_device_eval_batch_size 1 ", "--per_device_eval_batch_size 32 "))
+    text = launcher.read_text()
+    launcher.write_text(text.replace("--per_device_eval_batch_size 1 ", "--per_device_eval_batch_size 32 "))
     _, document = cli.check_json(tmp_path / "minicpm", "finetune/finetune_lora.sh", "--gpu", "a100-80gb")
     [finding] = _findings(document, "TL104")
     assert finding["line"] == 27 and "every 50 steps" in finding["message"]

@@ -68,8 +68,8 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
     out_of_scope = run.known(OUT_OF_SCOPE)  # set by a framework that knows why
     if isinstance(out_of_scope, str) and out_of_scope:
         return out_of_scope
-    degree = run.known(MODEL_PARALLEL)
-    if isinstance(degree, int) and degree > 1:
+    degree = run.value(MODEL_PARALLEL)
+    if isinstance(degree, Unknown) or (isinstance(degree, int) and degree > 1):
         return "tensor/pipeline parallelism"  # Megatron splits the model itself: out of the model's scope
     return None
 

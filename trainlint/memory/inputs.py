@@ -500,7 +500,10 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
         notes.note(f"{out_of_scope}: out of the memory model's scope, so the figures are an upper bound and no "
                    f"memory rule judges this job")
     degree = knobs.int(MODEL_PARALLEL)
-    if degree is not None and degree > 1:
+    if knobs.is_unknown(MODEL_PARALLEL):
+        notes.note("tensor/pipeline parallelism of a degree not known is not modelled: every GPU is counted with "
+                   "the whole model's states (an upper bound; no memory rule judges this job)")
+    elif degree is not None and degree > 1:
         notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
                    f"the whole model's states (an upper bound; no memory rule judges this job)")
     return knobs.str(K.OPTIM) or "adamw_torch"

@@ -43,6 +43,7 @@ from trainlint.resolution.frameworks import (
     DeriveContext,
     accelerate,
     deepspeed,
+    megatron,
     openrlhf,
     recipe_framework,
 )
@@ -146,6 +147,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     training_switch(build.facts, flags, build.candidates)
     prefix_tuning(build.facts, flags, build.candidates)
     adapters_in_unread_code(build.facts, flags, build.candidates)
+    megatron.apply(flags, build.candidates)
     entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
     command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:
@@ -195,13 +197,18 @@ def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:
     """Why naming no DeepSpeed config says nothing of the sharding: under the `deepspeed` launcher, a script
     that is not an HF Trainer script (OpenRLHF, DeepSpeed's own examples) builds its DeepSpeed config itself; under
     any launcher, one that trains with a trainer of the repository's own that is no HF Trainer (CoLLiE's, which
-    shards and pipelines as its config object says) sets up the sharding that trainer does."""
+    shards and pipelines as its config object says) sets up the sharding that trainer does, and a script that
+    trains without HF's Trainer at all (a Megatron-style loop with its `--use-distributed-optimizer`, FSDP wrapped
+    in code) shards as its code says. Only accelerate's own config speaks for such a script's sharding."""
     if build.facts is None or build.facts.uses_hf_trainer:
         return None
     if build.launch.launcher == Launcher.DEEPSPEED:
         return "the entry script builds its own DeepSpeed setup under the `deepspeed` launcher"
     if build.facts.calls_own_trainer:
         return "the entry script trains with a trainer of the repository's own, which sets up its sharding itself"
+    if build.launch.launcher != Launcher.ACCELERATE:
+        return ("the entry script trains without HF's Trainer, so its own code sets up the sharding (FSDP, a "
+                "distributed optimizer, DeepSpeed) or none")
     return None
 
 
