@@ -44,3 +44,22 @@ def test_an_accelerate_config_the_tree_holds_is_read(cli, tmp_path):
 def test_a_relative_entry_after_a_cd_is_looked_for_where_the_cd_leads(cli, tmp_path, folder, expected):
     launcher = f"cd {folder}\naccelerate launch main.py --model hf-internal/tiny --tasks humaneval\n"
     assert _findings(cli, tmp_path, launcher) == expected
+
+
+_ZERO3 = '{"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}\n'
+
+
+@pytest.mark.parametrize("launcher_folder", ["scripts", "src/scripts"])
+def test_a_relative_cd_may_start_from_the_repository_root(cli, tmp_path, launcher_folder):
+    # `bash src/scripts/run.sh` from the repository's root, then `cd src/pkg`: the folder is the root's, not the
+    # script's; the DeepSpeed config named after it is there.
+    launcher = ("cd src/pkg\ntorchrun --nproc_per_node 8 train.py --deepspeed local_scripts/zero3.json "
+                "--model_name_or_path mistralai/Mistral-7B-v0.1 --bf16 True --per_device_train_batch_size 1 "
+                "--gradient_checkpointing True --model_max_length 2048 --output_dir out\n")
+    write_tree(tmp_path, {"src/pkg/train.py": TRAIN_PY.replace("{eval_dataset}", "None"),
+                          "src/pkg/local_scripts/zero3.json": _ZERO3, f"{launcher_folder}/run.sh": launcher})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8")
+    assert not [f for f in document["findings"] if f["severity"] == "error"]
+    [run] = document["runs"]
+    assert run["settings"]["zero_stage"]["value"] == 3
+    assert run["settings"]["zero_stage"]["path"] == "src/pkg/local_scripts/zero3.json"

@@ -51,6 +51,7 @@ from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES, add_out_of_scope
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
+from trainlint.resolution.launch_folder import cwd_candidates
 from trainlint.resolution.launch_writes import LaunchWrites
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.trains import (
@@ -183,14 +184,15 @@ def _sbatch_without_chdir(workspace: Workspace, script_path: Path) -> bool:
 
 
 def _cwd_out_of_view(workspace: Workspace, script_path: Path, cwd: str) -> bool:
-    """Whether the folder a launcher `cd`s into is outside the scanned tree, or absent from it (from the script's
-    folder and from where trainlint runs, the two places a relative `cd` may start)."""
+    """Whether the folder a launcher `cd`s into is outside the scanned tree, or absent from it (from every place a
+    relative `cd` may start)."""
     if workspace.allow_outside_reads:
         return False
     if os.path.isabs(cwd):
         return not workspace.inside(Path(cwd))
-    starts = (safe_resolve(script_path).parent, workspace.invocation_dir)
-    return not any(os.path.isdir(start / cwd) and workspace.inside(start / cwd) for start in starts)
+    script_dir = safe_resolve(script_path).parent
+    folders = cwd_candidates(script_dir, cwd, workspace.invocation_dir, workspace.repo_root(script_dir))
+    return not any(os.path.isdir(folder) and workspace.inside(folder) for folder in folders)
 
 
 def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:

@@ -22,6 +22,7 @@ from trainlint.readers.hostfile import HostFile, read_hostfile
 from trainlint.readers.requirements import read_ceiling, read_pin
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
 from trainlint.readers.yaml_screen import may_hold_key
+from trainlint.resolution.launch_folder import cwd_candidates
 
 __all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_ceiling", "transformers_pin",
            "tree_roots"]
@@ -399,7 +400,7 @@ class Workspace:
         script_dir = safe_resolve(script).parent
         dirs: List[Path] = []
         if cwd:
-            dirs.append(safe_resolve(script_dir / cwd) if not Path(cwd).is_absolute() else Path(cwd))
+            dirs.extend(cwd_candidates(script_dir, cwd, self.invocation_dir, self.repo_root(script_dir)))
         dirs.append(self.invocation_dir)
         dirs.extend([script_dir, *script_dir.parents])
         root = self.repo_root(script_dir)
