@@ -149,6 +149,20 @@ def test_an_entry_path_another_folder_of_the_repository_holds_is_unknown_not_mis
     assert missing == ["src/scripts/run_sft.sh"]  # no folder holds `src/open_r1/sft.py`
 
 
+def test_files_named_beside_an_entry_held_elsewhere_are_unknown_not_missing(cli, tmp_path):
+    # Visual-RFT's `src/scripts/*.sh` run `src/open_r1/grpo.py` with `--deepspeed ./local_scripts/zero3.json`; both
+    # are under `src/virft/`, where its README has the scripts started.
+    launcher = ("torchrun --nproc_per_node 8 src/open_r1/grpo.py --per_device_train_batch_size 1 "
+                "--deepspeed ./local_scripts/zero3.json\n")
+    write_tree(tmp_path, {"src/virft/src/open_r1/grpo.py": _OWN_ARGS, "src/scripts/run_grpo.sh": launcher,
+                          "src/virft/local_scripts/zero3.json": '{"zero_optimization": {"stage": 3}}\n'})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
+    assert not [f for f in document["findings"] if f["code"] == "TL302"]
+    [run] = document["runs"]
+    stage = run["settings"]["zero_stage"]
+    assert stage["value"] is None and "not known statically" in stage["reason"]
+
+
 _HELPERS = """def add_encoder_params(parser):
     parser.add_argument("--pretrained_model_cfg", type=str)
     parser.add_argument("--sequence_length", type=int, default=512)

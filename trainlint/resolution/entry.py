@@ -136,6 +136,9 @@ class ModuleEntry:
     path: Optional[Path]  # the file that runs, when it is in the repository
     exists: Optional[bool]  # False: its package is in the repository but the module is not; None: not told
     shown: str  # how reports name the entry
+    # Not found from the launcher's folders but held by another folder of the tree, where the launch may be meant
+    # to run: the other files it names relatively may be there too.
+    held_elsewhere: bool = False
 
 
 def locate_module(workspace: Workspace, dotted: str, importer: Path, dirs: Sequence[Path],
@@ -186,7 +189,8 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_
         # R1-V's `src/scripts/*.sh` run `src/open_r1/grpo.py`, which `src/r1-v/` holds: its README has them
         # started from there.
         return ModuleEntry(None, None, f"{written} (not found from the launcher's folders; {display_path(holder)} "
-                                       "holds it, where the launch may be meant to run: its arguments are unknown)")
+                                       "holds it, where the launch may be meant to run: its arguments are unknown)",
+                           held_elsewhere=True)
     return ModuleEntry(None, False, written)
 
 

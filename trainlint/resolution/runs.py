@@ -109,6 +109,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     if axolotl_cli.runs_axolotl_train(launch):
         return _axolotl_run(build, dirs)
     entry_path = _resolve_entry(build, dirs)
+    launch = build.launch
     if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
         build.facts = collect(entry_path, workspace, dirs)
         # A script outside the scanned tree is not read (its refusal is reported): unknown, not present.
@@ -244,6 +245,9 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
         return located.path
     located = locate_script(build.workspace, entry.value, dirs, launch.cwd_unknown)
     build.entry_shown, build.entry_exists = located.shown, located.exists
+    if located.held_elsewhere:
+        # The launch may be meant to run where its entry is: what else it names relatively is unknown, not missing.
+        build.launch = replace(launch, cwd_unknown=True)
     if located.path is not None and launch.cwd is None:
         candidates = {found.resolve() for found in (build.workspace.find(entry.value, [folder]) for folder in dirs)
                       if found is not None and build.workspace.inside(found)}
