@@ -118,6 +118,8 @@ def test_a_syntax_error_points_at_what_bash_stops_on(name, line):
     "echo ${x:-{a}}\n", "echo `if`\n", "cat <<-EOF\n\tx $(\n\tEOF\n", "echo $(( (1+2) * 3 ))\n",
     "while read -r a; do :; done < <(ls)\n", "ls 2>&1 |& cat &> log\n", "echo a \\\n",
     "echo a > \\\n  out.log\n", "exec 3<&-\n", "echo a >| b 2>&1\n", "[[ a > b ]]\n",
+    # `do` right after the arithmetic of a C-style `for`, no `;` between (a sweep over LoRA ranks and epochs).
+    "for (( e=0; e<6; e=e+1 )) do\n\tfor ((r=0; r<4; r=r+1 )) do echo $r; done\ndone\n",
 ])
 def test_the_scanner_accepts_what_bash_accepts(text):
     verdict = judge(text.encode())

@@ -383,6 +383,9 @@ class RunFacts:
     # The trainer is a class the repository imports from its own modules (alpaca_farm's reward `Trainer`): its
     # `compute_loss` or `prediction_step` may return something other than the model's logits for the metrics.
     own_trainer: bool = False
+    # That class is no HF Trainer at all (LOMO's `LOMOTrainer`): HF's DeepSpeed integration and its consistency
+    # checks never run; the loop uses the DeepSpeed config as its own code says.
+    own_loop_trainer: bool = False
     # Option names the entry point's parser accepts (None when the parser is not known).
     accepted_flags: Optional[frozenset] = None
     # The subset the entry script defines itself (the rest comes from HF's TrainingArguments).

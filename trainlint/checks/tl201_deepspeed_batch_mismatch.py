@@ -5,7 +5,7 @@ from typing import Iterable, List
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, KnobChange, Related, Severity, TrainingRun
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Related, Severity, TrainingRun
 from trainlint.knobs import K
 
 _PINNED = ('{"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": 1, '
@@ -26,7 +26,9 @@ class DeepspeedBatchMismatch(Rule):
     ## What it does
     Compares the batch keys a DeepSpeed config pins (`train_micro_batch_size_per_gpu`,
     `gradient_accumulation_steps`, `train_batch_size`) with the trainer's settings, and checks that
-    `train_batch_size = micro-batch × accumulation × world size`.
+    `train_batch_size = micro-batch × accumulation × world size`. It stays quiet for a job trained by a
+    class of the repository's own that is no HF Trainer: what that loop takes from the config is its code's.
+    A file of arguments checked by itself gets a warning: the script that reads it is not in view.
 
     ## Why is this bad
     The HF integration refuses to start when a pinned key disagrees with the trainer; outside it,
@@ -57,6 +59,8 @@ class DeepspeedBatchMismatch(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
+        if run.facts.own_loop_trainer:
+            return  # a trainer of the repository's own, no HF Trainer: what it takes from the config is its code's
         changes: List[KnobChange] = []
         problems: List[str] = []
         related: List[Related] = []
@@ -83,7 +87,12 @@ class DeepspeedBatchMismatch(Rule):
             return
         first = changes[0].knob
         fix = Fix(Applicability.SAFE, "let DeepSpeed take the trainer's values (\"auto\")", tuple(changes))
-        yield self.finding(run, "; ".join(problems), at=run.setting(first), related=related, fix=fix)
+        message, severity = "; ".join(problems), None
+        if run.launcher == Launcher.ARGUMENTS_FILE:
+            # The script that reads the file is not in view: HF's Trainer refuses the config, a loop of its own may not.
+            message += " (the script that reads this file is not in view: HF's Trainer refuses such a config)"
+            severity = Severity.WARNING
+        yield self.finding(run, message, at=run.setting(first), related=related, fix=fix, severity=severity)
 
 
 def _trainer_fills_deepspeed(run: TrainingRun) -> bool:

@@ -18,7 +18,8 @@ class PrecisionMismatch(Rule):
     """
     ## What it does
     Reports bf16/fp16 settings that disagree between the DeepSpeed config and the trainer, and a
-    trainer with both bf16 and fp16 on.
+    trainer with both bf16 and fp16 on. It stays quiet for a job trained by a class of the
+    repository's own that is no HF Trainer, whose precision is what its code takes from the config.
 
     ## Why is this bad
     The HF integration stops with a mismatch error, or, outside it, the engine trains in a precision
@@ -58,6 +59,8 @@ class PrecisionMismatch(Rule):
                                fix=Fix(Applicability.UNSAFE, "keep bf16, turn fp16 off",
                                        (KnobChange(K.FP16, True, False),)))
             return
+        if run.facts.own_loop_trainer:
+            return  # no HF Trainer to compare the config with: the repository's own trainer uses it as its code says
         problems: List[str] = []
         changes: List[KnobChange] = []
         for ds_knob, trainer_knob in _PAIRS:

@@ -74,6 +74,9 @@ class EntryFacts:
     unresolved_parser_class: bool = False
     # Fields of parser classes that are not TrainingArguments (model and data arguments).
     plain_fields: Dict[str, FieldDefault] = field(default_factory=dict)
+    # The repository's own Trainer the job trains with, when it is no HF Trainer at all (LOMO's `LOMOTrainer`, a
+    # class on no base): its optimizer and its sharding are whatever its code builds.
+    own_loop_trainer: Optional[TrainerCall] = None
     diagnostics: List[Diagnostic] = field(default_factory=list)
 
     @property
@@ -238,11 +241,13 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
     facts = EntryFacts(entry)
     seen = {entry.resolve()}
     frontier = [entry]
+    read: List[Tuple[PythonModule, Path]] = []
     for _depth in range(MAX_DEPTH + 1):
         next_frontier = []
         for path in frontier:
             module = workspace.python(path)
             facts.modules.append(module)
+            read.append((module, path))
             if len(seen) >= MAX_MODULES:
                 continue
             facts.local_trainers.update(_local_trainer_names(module, path, workspace, roots))
@@ -253,6 +258,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
                     next_frontier.append(target)
         frontier = next_frontier
     _merge(facts)
+    facts.own_loop_trainer = _own_loop_trainer(facts, read, workspace, roots)
     facts.unread_call = _unread_call(facts, workspace, roots)
     defined = {name for module in facts.modules for name in module.defines}
     facts.unread_parser_helper = next((name for module in facts.modules for name in module.parser_helpers
@@ -317,6 +323,45 @@ def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace,
 
     local |= {name for name in called if name in defined and not from_outside(name, {name})}
     return local
+
+
+def _own_loop_trainer(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path]], workspace: Workspace,
+                      roots: Sequence[Path]) -> Optional[TrainerCall]:
+    """The Trainer call of the job when every Trainer it builds is a class of the repository's own whose bases, as
+    far as the repository defines them, never reach a class from outside (HF's Trainer, TRL's, or one trainlint
+    cannot follow). A class whose definition is not found is taken for an HF Trainer: nothing changes then."""
+    calls = [call for call in facts.trainer_calls if _last(call.callee) in facts.local_trainers]
+    if not calls or len(calls) != len(facts.trainer_calls):
+        return None
+    defined: Dict[str, Tuple[str, ...]] = {}
+    for module, _path in read:
+        for name, bases in module.trainer_classes:
+            defined.setdefault(name, bases)
+    missing = {_last(call.callee) for call in calls} - set(defined)
+    # A Trainer imported from a module the reading did not follow (it holds no setting): read it for the class.
+    for module, path in read:
+        for info in module.imports:
+            if not missing & {bound for _name, bound in info.bindings()}:
+                continue
+            target = workspace.module(info.module, path, import_roots(path, roots))
+            if target is not None:
+                for name, bases in workspace.python(target).trainer_classes:
+                    defined.setdefault(name, bases)
+
+    def reaches_outside(name: str, seen: Set[str]) -> bool:
+        if name not in defined:
+            return True
+        for base in defined[name]:
+            last = _last(base)
+            if last in _FIELDLESS_BASES or last in seen:
+                continue
+            if reaches_outside(last, seen | {last}):
+                return True
+        return False
+
+    if any(reaches_outside(_last(call.callee), {_last(call.callee)}) for call in calls):
+        return None
+    return calls[0]
 
 
 def _merge(facts: EntryFacts) -> None:

@@ -522,6 +522,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         eval_dataset_origin=eval_where.origin if eval_where is not None else None,
         compute_metrics=compute_metrics,
         own_trainer=facts is not None and facts.calls_own_trainer,
+        own_loop_trainer=facts is not None and facts.own_loop_trainer is not None,
         reduces_logits=bool(facts is not None and any(
             c.preprocess_logits is not None and c.preprocess_logits.value is not None for c in facts.trainer_calls)),
         accepted_flags=facts.accepted_flags() if facts and not build.entry_ambiguous else None,
@@ -537,7 +538,19 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
     )
 
 
+def _own_loop(build: JobBuild) -> None:
+    """A job trained by a class of the repository's own that is no HF Trainer (LOMO's fused-update optimizer, no
+    optimizer states) holds what its code builds: out of the memory model's scope."""
+    call = build.facts.own_loop_trainer if build.facts is not None else None
+    if call is not None:
+        written = Setting(call.callee, SourceKind.DERIVED, call.origin)
+        add_out_of_scope(build.candidates, written, f"the job trains with `{call.callee}`, a trainer of the "
+                                                    "repository's own that is no HF Trainer: its optimizer and "
+                                                    "sharding are what its code builds")
+
+
 def _finish(build: JobBuild, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:
+    _own_loop(build)
     frameworks.derive(build.candidates, DeriveContext(build.launch.launcher, tuple(build.launch.launcher_args)))
     settings, pins = build.candidates.resolve()
     run_facts = _run_facts(build, settings)

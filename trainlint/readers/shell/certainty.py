@@ -194,6 +194,7 @@ class _Scanner(WordScanner):
                 self.skip_blanks()
                 self.pos += 2
                 self.scan_arithmetic(self.pos - 2, depth + 1, b"))")
+                return True  # bash reads `do` right after `for ((...))`, with or without a `;` between
             return word in (b"if", b"while", b"until")
         if word == b"then":
             if kind not in ("if", "elif"):

@@ -1,0 +1,46 @@
+"""A job trained by a class of the repository's own that is no HF Trainer (a fused-update optimizer that keeps no
+optimizer state, set up with DeepSpeed by its own loop) holds what its code builds, and HF's DeepSpeed integration,
+whose consistency checks TL201 and TL202 stand for, never runs. The same class built on HF's Trainer is judged as
+before. Written in our own words after LOMO's training scripts."""
+from __future__ import annotations
+
+import shutil
+
+from tests.conftest import SAMPLES
+
+FOLDER = SAMPLES / "own_loop_trainer"
+ERRORS_OF_HF_TRAINING = {"TL108", "TL201", "TL202"}
+
+
+def _codes(cli, folder, *extra):
+    _, document = cli.check_json(folder, ".", "--gpu", "a100-80gb", "--no-cache", *extra)
+    return {(f["code"], f["severity"]) for f in document["findings"]}
+
+
+def test_an_own_loop_trainer_gets_no_memory_or_integration_error(cli):
+    assert not {code for code, severity in _codes(cli, FOLDER) if severity == "error"} & ERRORS_OF_HF_TRAINING
+
+
+def test_the_estimate_says_why_no_memory_rule_judges_it(cli):
+    _, out, _ = cli.run(FOLDER, "estimate", "run.sh", "--gpu", "a100-80gb")
+    assert "`FusedTrainer`, a trainer of the repository's own that is no HF Trainer" in out
+    assert "no memory rule judges this job" in out
+
+
+def test_the_same_trainer_built_on_hf_trainer_is_held_to_hf_integration(cli, tmp_path):
+    folder = tmp_path / "repo"
+    shutil.copytree(FOLDER, folder)
+    trainer = folder / "src" / "fused_trainer.py"
+    text = trainer.read_text().replace("import torch\n", "import torch\nimport transformers\n")
+    trainer.write_text(text.replace("class FusedTrainer:", "class FusedTrainer(transformers.Trainer):"))
+    codes = _codes(cli, folder)
+    # HF's integration refuses a config that pins micro-batch 2 and fp16 under a trainer at 16 and no fp16.
+    assert {("TL201", "error"), ("TL202", "error")} <= codes
+
+
+def test_a_file_of_arguments_checked_by_itself_gets_a_batch_mismatch_warning_not_an_error(cli, tmp_path):
+    folder = tmp_path / "repo"
+    shutil.copytree(FOLDER, folder)
+    (folder / "run.sh").unlink()  # the command that reads the file is not in view
+    codes = _codes(cli, folder)
+    assert ("TL201", "warning") in codes and ("TL201", "error") not in codes
