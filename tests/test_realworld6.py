@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write_tree
 from trainlint.core import Unknown
 from trainlint.memory.plans import launcher_gpu_count
@@ -147,6 +149,30 @@ def test_a_single_node_launch_is_still_judged_on_its_gpus(cli, tmp_path):
     write_tree(tmp_path, {"run.sh": _MULTI_NODE.format(nodes="1"), "train.py": _HF_SCRIPT, "zero3.json": _ZERO3})
     assert _run(tmp_path, "run.sh").settings["world_size"].value == 8
     assert len(_findings(cli, tmp_path, "TL108")) == 1
+
+
+_RECIPE_72B = """model_name_or_path: Qwen/Qwen2-VL-72B-Instruct
+stage: sft
+do_train: true
+finetuning_type: full
+deepspeed: ds_z3_config.json
+cutoff_len: 2048
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 2
+bf16: true
+"""
+
+
+@pytest.mark.parametrize("nodes, world", [("$WORLD_SIZE", None), ("1", 8)])
+def test_llamafactory_cli_on_every_gpu_of_several_machines_is_not_one_machines_count(cli, tmp_path, nodes, world):
+    # `NNODES=$WORLD_SIZE llamafactory-cli train`: torchrun on every visible GPU of each of the scheduler's
+    # machines. A 72B model's states sharded over 8 GPUs do not fit; over 8 × N, for an N not known, they may.
+    launcher = f"FORCE_TORCHRUN=1 NNODES={nodes} NODE_RANK=$RANK llamafactory-cli train sft.yaml\n"
+    write_tree(tmp_path, {"sft.yaml": _RECIPE_72B, "ds_z3_config.json": _ZERO3, "run.sh": launcher})
+    _, document = cli.check_json(tmp_path, "--gpu", "a100-80gb", "--num-gpus", "8", "--no-cache")
+    [run] = document["runs"]
+    assert run["world_size"] == world
+    assert [f["code"] for f in document["findings"] if f["code"] == "TL108"] == ([] if world is None else ["TL108"])
 
 
 # ------------------------------------------------------------- one task under a process-starting wrapper

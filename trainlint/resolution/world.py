@@ -65,6 +65,11 @@ def _per_visible_gpu(env: Mapping[str, Setting], nodes: Optional[Setting], other
     if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
         return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
                          "CUDA_VISIBLE_DEVICES")
+    if nodes is not None and _as_int(nodes) != 1:
+        # Every visible GPU of each of several machines (`NNODES=$WORLD_SIZE`): one machine's GPU count (`--num-gpus`)
+        # is not the world size.
+        reason = f"{otherwise}, on `{nodes.text or nodes.value}` machines"
+        return _derived(UnknownNodes(reason), reason, nodes)
     return _unknown(otherwise)
 
 
