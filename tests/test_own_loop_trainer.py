@@ -44,3 +44,14 @@ def test_a_file_of_arguments_checked_by_itself_gets_a_batch_mismatch_warning_not
     (folder / "run.sh").unlink()  # the command that reads the file is not in view
     codes = _codes(cli, folder)
     assert ("TL201", "warning") in codes and ("TL201", "error") not in codes
+
+
+def test_a_port_to_more_gpus_writes_no_auto_into_a_config_the_loop_reads_itself(cli, tmp_path):
+    folder = tmp_path / "repo"
+    shutil.copytree(FOLDER, folder)
+    before = (folder / "config" / "ds_config.json").read_text()
+    cli.run(folder, "fix", ".", "--unsafe-fixes", "--gpu", "a100-80gb", "--num-gpus", "8")
+    # Ported to 8 GPUs with the global batch kept (16 = 2 × 8): DeepSpeed's pinned micro-batch 2 now agrees, and
+    # no "auto", which DeepSpeed rejects outside HF's integration, is written.
+    assert "per_device_train_batch_size: 2" in (folder / "config" / "args_fused.yaml").read_text()
+    assert (folder / "config" / "ds_config.json").read_text() == before

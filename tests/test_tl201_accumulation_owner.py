@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import write_tree
+from trainlint.core import Applicability
+from trainlint.knobs import K
 from trainlint.linter import lint, make_target
 
 OWN_LOOP = '''\
@@ -101,3 +103,28 @@ def test_under_the_hf_trainer_a_total_that_disagrees_with_the_trainers_accumulat
     })
     findings = _tl201(folder)
     assert len(findings) == 1 and "train_batch_size is 64" in findings[0].message
+
+
+def test_outside_the_hf_integration_the_fix_writes_numbers_deepspeed_accepts(tmp_path):
+    # DeepSpeed called by the script itself rejects "auto": the fix writes the trainer's micro-batch, and is unsafe.
+    folder = write_tree(tmp_path, {
+        "train.py": OWN_LOOP,
+        "ds_config.json": PINNED_TOTAL,
+        "run.sh": "deepspeed --num_gpus 8 train.py --model_name_or_path gpt2-large "
+                  "--per_device_train_batch_size 2 --deepspeed --deepspeed_config ds_config.json\n",
+    })
+    [finding] = _tl201(folder)
+    assert finding.fix.applicability == Applicability.UNSAFE
+    assert [(change.knob, change.new) for change in finding.fix.changes] == [(K.DS_MICRO_BATCH, 2)]
+
+
+def test_under_the_hf_trainer_the_fix_defers_to_the_trainer(tmp_path):
+    folder = write_tree(tmp_path, {
+        "train.py": HF_TRAINER,
+        "ds_config.json": PINNED_ACCUMULATION,
+        "run.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds_config.json --per_device_train_batch_size 4 "
+                  "--gradient_accumulation_steps 1 --output_dir out\n",
+    })
+    [finding] = _tl201(folder)
+    assert finding.fix.applicability == Applicability.SAFE
+    assert {change.new for change in finding.fix.changes} == {"auto"}

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable, List, Optional
 
 from trainlint.checks._conditions import known_int
+from trainlint.checks._deepspeed_keys import batch_key_changes
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     LONG_ROWS_NOTE,
@@ -166,9 +167,7 @@ class PerDeviceBatchTooLarge(Rule):
         smaller, new_accum = split.micro_batch, split.accumulation
         changes = [KnobChange(K.PER_DEVICE_TRAIN_BATCH_SIZE, batch, smaller),
                    KnobChange(K.GRADIENT_ACCUMULATION_STEPS, accum, new_accum)]
-        for ds_knob in (K.DS_MICRO_BATCH, K.DS_GRADIENT_ACCUMULATION_STEPS):
-            if known_int(run, ds_knob) is not None:
-                changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
+        changes += batch_key_changes(run, smaller, new_accum)
         world = known_int(run, K.WORLD_SIZE)
         if world:
             kept = f"effective batch {batch}×{accum}×{world} = {smaller}×{new_accum}×{world} = {product * world}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from trainlint.checks._conditions import known_int
+from trainlint.checks._deepspeed_keys import trainer_fills_deepspeed
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Related, Severity, TrainingRun
@@ -17,8 +18,6 @@ _FLAGS = "--deepspeed ds.json\n--per_device_train_batch_size 4\n--gradient_accum
 # (DeepSpeed key knob, trainer knob)
 _MICRO_BATCH = (K.DS_MICRO_BATCH, K.PER_DEVICE_TRAIN_BATCH_SIZE)
 _ACCUMULATION = (K.DS_GRADIENT_ACCUMULATION_STEPS, K.GRADIENT_ACCUMULATION_STEPS)
-# How deepspeed.add_config_arguments spells the config path: DeepSpeed's own flag, not TrainingArguments'.
-_DEEPSPEED_OWN_CONFIG_FLAG = "deepspeed_config"
 
 
 class DeepspeedBatchMismatch(Rule):
@@ -46,6 +45,8 @@ class DeepspeedBatchMismatch(Rule):
 
     ## Fix safety
     Safe: `"auto"` makes DeepSpeed take the trainer's values, which are the ones the launcher states.
+    Outside HF's integration DeepSpeed rejects `"auto"`: the fix writes the trainer's values
+    themselves, and is unsafe (which of the disagreeing values was meant is not told).
     """
 
     code = "TL201"
@@ -64,12 +65,12 @@ class DeepspeedBatchMismatch(Rule):
         changes: List[KnobChange] = []
         problems: List[str] = []
         related: List[Related] = []
-        hf_integration = _trainer_fills_deepspeed(run)
+        hf_integration = trainer_fills_deepspeed(run)
         for ds_knob, trainer_knob in ((_MICRO_BATCH, _ACCUMULATION) if hf_integration else (_MICRO_BATCH,)):
             pinned, trainer = known_int(run, ds_knob), known_int(run, trainer_knob)
             if pinned is not None and trainer is not None and pinned != trainer:
                 problems.append(f"{_key(run, ds_knob)} is {pinned} but {trainer_knob} is {trainer}")
-                changes.append(KnobChange(ds_knob, pinned, "auto"))
+                changes.append(KnobChange(ds_knob, pinned, "auto" if hf_integration else trainer))
                 trainer_setting = run.setting(trainer_knob)
                 if trainer_setting is not None and trainer_setting.origin is not None:
                     related.append(Related(trainer_setting.origin, f"{trainer_knob} = {trainer} here"))
@@ -82,29 +83,22 @@ class DeepspeedBatchMismatch(Rule):
         if total is not None and micro and accum and world and total != micro * accum * world:
             problems.append(f"train_batch_size is {total} but micro-batch × accumulation × world size is "
                             f"{micro}×{accum}×{world} = {micro * accum * world}")
-            changes.append(KnobChange(K.DS_TRAIN_BATCH_SIZE, total, "auto"))
+            product = micro * accum * world
+            changes.append(KnobChange(K.DS_TRAIN_BATCH_SIZE, total, "auto" if hf_integration else product))
         if not problems:
             return
         first = changes[0].knob
-        fix = Fix(Applicability.SAFE, "let DeepSpeed take the trainer's values (\"auto\")", tuple(changes))
+        if hf_integration:
+            fix = Fix(Applicability.SAFE, "let DeepSpeed take the trainer's values (\"auto\")", tuple(changes))
+        else:
+            # DeepSpeed called by the script itself rejects "auto"; which disagreeing value was meant is not told.
+            fix = Fix(Applicability.UNSAFE, "write the trainer's values into the DeepSpeed config", tuple(changes))
         message, severity = "; ".join(problems), None
         if run.launcher == Launcher.ARGUMENTS_FILE:
             # The script that reads the file is not in view: HF's Trainer refuses the config, a loop of its own may not.
             message += " (the script that reads this file is not in view: HF's Trainer refuses such a config)"
             severity = Severity.WARNING
         yield self.finding(run, message, at=run.setting(first), related=related, fix=fix, severity=severity)
-
-
-def _trainer_fills_deepspeed(run: TrainingRun) -> bool:
-    """Whether the HF Trainer integration hands its accumulation to DeepSpeed: the config is named through
-    TrainingArguments' `deepspeed` (a flag HF's dataclass brings, or a recipe key of a framework built on
-    the Trainer). A script that names it with DeepSpeed's own `--deepspeed_config`, or defines `--deepspeed`
-    itself, calls deepspeed.initialize directly: DeepSpeed derives accumulation from `train_batch_size`
-    and the micro-batch, and the script's `--gradient_accumulation_steps` never reaches it."""
-    setting = run.setting(K.DEEPSPEED)
-    if setting is None or (setting.written_as or "").lstrip("-") == _DEEPSPEED_OWN_CONFIG_FLAG:
-        return False
-    return "deepspeed" not in run.facts.own_flags
 
 
 def _key(run: TrainingRun, knob: str) -> str:

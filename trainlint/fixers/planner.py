@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from trainlint.checks._deepspeed_keys import batch_key_changes
 from trainlint.core import (
     Applicability,
     Edit,
@@ -449,10 +450,15 @@ def port_fix(run: TrainingRun, plan: Plan) -> Fix:
     """The knob changes of a port plan, as one fix (DeepSpeed batch keys deferred to the trainer)."""
     changes = [KnobChange(knob, run.value(knob), new) for knob, new in plan.overrides.items()]
     if {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE} & set(plan.overrides):
-        for ds_knob in (K.DS_MICRO_BATCH, K.DS_GRADIENT_ACCUMULATION_STEPS):  # the global train_batch_size holds
-            if isinstance(run.value(ds_knob), int):
-                changes.append(KnobChange(ds_knob, run.value(ds_knob), "auto"))
+        # The global train_batch_size holds; the micro-batch and accumulation keys follow the trainer's.
+        micro = plan.overrides.get(K.PER_DEVICE_TRAIN_BATCH_SIZE, run.known(K.PER_DEVICE_TRAIN_BATCH_SIZE))
+        accumulation = plan.overrides.get(K.GRADIENT_ACCUMULATION_STEPS, run.known(K.GRADIENT_ACCUMULATION_STEPS))
+        changes += batch_key_changes(run, _whole(micro), _whole(accumulation))
     applicability = Applicability.SAFE if plan.safe else Applicability.UNSAFE
     message = (f"port plan: {plan.summary()} (estimated peak {plan.estimate.peak_gib:.1f} GiB, "
                f"relative speed {plan.relative_speed:.2f})")
     return Fix(applicability, message, tuple(changes))
+
+
+def _whole(value) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
