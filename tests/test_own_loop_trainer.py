@@ -44,6 +44,12 @@ def test_a_file_of_arguments_checked_by_itself_gets_a_batch_mismatch_warning_not
     (folder / "run.sh").unlink()  # the command that reads the file is not in view
     codes = _codes(cli, folder)
     assert ("TL201", "warning") in codes and ("TL201", "error") not in codes
+    # Which script reads the file is not told: the fix writes the trainer's micro-batch, which DeepSpeed accepts
+    # under HF's Trainer and under a loop of its own alike, and only with --unsafe-fixes.
+    cli.run(folder, "fix", ".", "--gpu", "a100-80gb", "--select", "TL201")
+    assert '"train_micro_batch_size_per_gpu": 2' in (folder / "config" / "ds_config.json").read_text()
+    cli.run(folder, "fix", ".", "--gpu", "a100-80gb", "--select", "TL201", "--unsafe-fixes")
+    assert '"train_micro_batch_size_per_gpu": 16' in (folder / "config" / "ds_config.json").read_text()
 
 
 def test_a_port_to_more_gpus_writes_no_auto_into_a_config_the_loop_reads_itself(cli, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from trainlint.core import KnobChange, TrainingRun
+from trainlint.core import KnobChange, Launcher, TrainingRun
 from trainlint.knobs import K
 
 # How deepspeed.add_config_arguments spells the config path: DeepSpeed's own flag, not TrainingArguments'.
@@ -23,10 +23,18 @@ def trainer_fills_deepspeed(run: TrainingRun) -> bool:
     return "deepspeed" not in run.facts.own_flags and not run.facts.own_loop_trainer
 
 
+def auto_is_filled(run: TrainingRun) -> bool:
+    """Whether "auto" in the config is certain to be filled: HF's integration runs, and the script that reads the
+    arguments is in view (a file of arguments checked by itself may be read by a loop of its own). Numbers equal to
+    the trainer's are accepted either way."""
+    return trainer_fills_deepspeed(run) and run.launcher != Launcher.ARGUMENTS_FILE
+
+
 def batch_key_changes(run: TrainingRun, micro: Optional[int], accumulation: Optional[int]) -> List[KnobChange]:
     """The changes that keep the config's pinned batch keys in step with a trainer now at `micro` × `accumulation`:
-    "auto" where HF's integration fills them from the trainer, else the values themselves (None: unchanged)."""
-    fills = trainer_fills_deepspeed(run)
+    "auto" where HF's integration is certain to fill them from the trainer, else the values themselves (None:
+    unchanged)."""
+    fills = auto_is_filled(run)
     changes = []
     for knob, new in ((K.DS_MICRO_BATCH, micro), (K.DS_GRADIENT_ACCUMULATION_STEPS, accumulation)):
         old = run.value(knob)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterable, List
 
 from trainlint.checks._conditions import known_int
-from trainlint.checks._deepspeed_keys import trainer_fills_deepspeed
+from trainlint.checks._deepspeed_keys import auto_is_filled, trainer_fills_deepspeed
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Related, Severity, TrainingRun
@@ -45,8 +45,9 @@ class DeepspeedBatchMismatch(Rule):
 
     ## Fix safety
     Safe: `"auto"` makes DeepSpeed take the trainer's values, which are the ones the launcher states.
-    Outside HF's integration DeepSpeed rejects `"auto"`: the fix writes the trainer's values
-    themselves, and is unsafe (which of the disagreeing values was meant is not told).
+    Outside HF's integration (or when the script that reads a file of arguments is not in view)
+    `"auto"` may be rejected: the fix writes the trainer's values themselves, and is unsafe (which
+    of the disagreeing values was meant is not told).
     """
 
     code = "TL201"
@@ -66,11 +67,12 @@ class DeepspeedBatchMismatch(Rule):
         problems: List[str] = []
         related: List[Related] = []
         hf_integration = trainer_fills_deepspeed(run)
+        auto = auto_is_filled(run)
         for ds_knob, trainer_knob in ((_MICRO_BATCH, _ACCUMULATION) if hf_integration else (_MICRO_BATCH,)):
             pinned, trainer = known_int(run, ds_knob), known_int(run, trainer_knob)
             if pinned is not None and trainer is not None and pinned != trainer:
                 problems.append(f"{_key(run, ds_knob)} is {pinned} but {trainer_knob} is {trainer}")
-                changes.append(KnobChange(ds_knob, pinned, "auto" if hf_integration else trainer))
+                changes.append(KnobChange(ds_knob, pinned, "auto" if auto else trainer))
                 trainer_setting = run.setting(trainer_knob)
                 if trainer_setting is not None and trainer_setting.origin is not None:
                     related.append(Related(trainer_setting.origin, f"{trainer_knob} = {trainer} here"))
@@ -84,11 +86,11 @@ class DeepspeedBatchMismatch(Rule):
             problems.append(f"train_batch_size is {total} but micro-batch × accumulation × world size is "
                             f"{micro}×{accum}×{world} = {micro * accum * world}")
             product = micro * accum * world
-            changes.append(KnobChange(K.DS_TRAIN_BATCH_SIZE, total, "auto" if hf_integration else product))
+            changes.append(KnobChange(K.DS_TRAIN_BATCH_SIZE, total, "auto" if auto else product))
         if not problems:
             return
         first = changes[0].knob
-        if hf_integration:
+        if auto:
             fix = Fix(Applicability.SAFE, "let DeepSpeed take the trainer's values (\"auto\")", tuple(changes))
         else:
             # DeepSpeed called by the script itself rejects "auto"; which disagreeing value was meant is not told.
