@@ -63,3 +63,12 @@ def test_a_relative_cd_may_start_from_the_repository_root(cli, tmp_path, launche
     [run] = document["runs"]
     assert run["settings"]["zero_stage"]["value"] == 3
     assert run["settings"]["zero_stage"]["path"] == "src/pkg/local_scripts/zero3.json"
+
+
+@pytest.mark.parametrize("launch, expected", [
+    ("accelerate launch ", []),  # the default config of the machine it runs on chooses the backend
+    ("accelerate launch --num_processes 8 ", []),  # a process count alone leaves the backend to that config
+    ("accelerate launch --multi_gpu --num_processes 8 ", ["TL108"]),  # plain data parallel, said in the launch
+])
+def test_accelerate_without_a_config_file_takes_its_backend_from_the_machine(cli, tmp_path, launch, expected):
+    assert _findings(cli, tmp_path, launch + _FLAGS) == expected
