@@ -82,10 +82,10 @@ class DeepspeedBatchMismatch(Rule):
         if accum is None and hf_integration:
             accum = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
         world = known_int(run, K.WORLD_SIZE)
-        if total is not None and micro and accum and world and total != micro * accum * world:
+        product = micro * accum * world if micro and accum and world else None
+        if total is not None and product is not None and total != product:
             problems.append(f"train_batch_size is {total} but micro-batch × accumulation × world size is "
-                            f"{micro}×{accum}×{world} = {micro * accum * world}")
-            product = micro * accum * world
+                            f"{micro}×{accum}×{world} = {product}")
             changes.append(KnobChange(K.DS_TRAIN_BATCH_SIZE, total, "auto" if auto else product))
         if not problems:
             return

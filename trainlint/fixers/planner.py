@@ -447,7 +447,8 @@ def first_devices(spec: str, count: int) -> Optional[str]:
 
 
 def port_fix(run: TrainingRun, plan: Plan) -> Fix:
-    """The knob changes of a port plan, as one fix (DeepSpeed batch keys deferred to the trainer)."""
+    """The knob changes of a port plan, as one fix (a DeepSpeed config's pinned batch keys kept in step with the
+    trainer's)."""
     changes = [KnobChange(knob, run.value(knob), new) for knob, new in plan.overrides.items()]
     if {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE} & set(plan.overrides):
         # The global train_batch_size holds; the micro-batch and accumulation keys follow the trainer's.

@@ -209,7 +209,7 @@ def _accelerate_default_backend(launch: Launch, flags: Mapping[str, ParsedFlag])
     if launch.launcher != Launcher.ACCELERATE or option_value(launch.launcher_args, "config_file") is not None:
         return None
     written = {word.value.split("=", 1)[0] for word in launch.launcher_args if isinstance(word.value, str)}
-    if written & _ACCELERATE_BACKEND_FLAGS or K.FSDP in flags:
+    if written & _ACCELERATE_BACKEND_FLAGS or K.FSDP in flags:  # HF's `--fsdp` flag bears the knob's name
         return None
     return ("`accelerate launch` without --config_file takes its backend from the default config of the machine it "
             "runs on, which may shard the model (DeepSpeed or FSDP)")
