@@ -18,7 +18,7 @@ from trainlint.readers.facts import (
     TrainerCall,
 )
 from trainlint.readers.source import display_path
-from trainlint.resolution.workspace import Workspace
+from trainlint.resolution.workspace import Workspace, held_elsewhere
 
 MAX_DEPTH = 3
 MAX_MODULES = 40
@@ -187,7 +187,7 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_
         # Relative to a directory a `cd` trainlint cannot follow chose: it may be there.
         return ModuleEntry(None, None, f"{written} (relative to a directory not known statically: its arguments "
                                        "are unknown)")
-    holder = workspace.held_elsewhere(written)
+    holder = held_elsewhere(workspace, written)
     if holder is not None:
         # R1-V's `src/scripts/*.sh` run `src/open_r1/grpo.py`, which `src/r1-v/` holds: its README has them
         # started from there.
@@ -338,14 +338,14 @@ def _own_loop_trainer(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path
         for name, bases in module.trainer_classes:
             defined.setdefault(name, bases)
     missing = {_last(call.callee) for call in calls} - set(defined)
-    # A Trainer imported from a module the reading did not follow (it holds no setting): read it for the class.
+    # A Trainer imported from a module the reading did not follow (it holds no setting): its class headers.
     for module, path in read:
         for info in module.imports:
             if not missing & {bound for _name, bound in info.bindings()}:
                 continue
             target = workspace.module(info.module, path, import_roots(path, roots))
             if target is not None:
-                for name, bases in workspace.python(target).trainer_classes:
+                for name, bases in workspace.class_bases(target).items():
                     defined.setdefault(name, bases)
 
     def reaches_outside(name: str, seen: Set[str]) -> bool:

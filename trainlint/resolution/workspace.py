@@ -24,8 +24,8 @@ from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_so
 from trainlint.readers.yaml_screen import may_hold_key
 from trainlint.resolution.launch_folder import cwd_candidates
 
-__all__ = ["ReadBounds", "Workspace", "file_stamp", "repo_root", "transformers_ceiling", "transformers_pin",
-           "tree_roots"]
+__all__ = ["ReadBounds", "Workspace", "file_stamp", "held_elsewhere", "repo_root", "transformers_ceiling",
+           "transformers_pin", "tree_roots"]
 
 T = TypeVar("T")
 # Where a folder may pin a package, in the order they are asked; `requirements*.txt` variants
@@ -105,6 +105,8 @@ class Workspace:
         self.cache = cache
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
+        # The classes each module defines, with their bases (read for the headers alone).
+        self._class_bases: Dict[Path, Dict[str, Tuple[str, ...]]] = {}
         self._config: Dict[Path, ConfigFile] = {}
         # Whether each YAML file's text leaves room for given keys (or a bound), by (path, keys).
         self._screened: Dict[Tuple[Path, Tuple[str, ...]], bool] = {}
@@ -201,6 +203,15 @@ class Workspace:
         return self._read("shell", path, self._shell, _read_shell,
                           lambda problem: ShellScript(path=problem.path, launches=(), diagnostics=(problem,)))
 
+    def class_bases(self, path: Path) -> Dict[str, Tuple[str, ...]]:
+        """The classes the module at `path` defines with their bases as written; none for a file it may not read."""
+        key = self.resolved(path)
+        if key not in self._class_bases:
+            from trainlint.readers.python.class_bases import read_class_bases  # lazy, as the Python reader is
+
+            self._class_bases[key] = read_class_bases(path) if self.may_read(path) else {}
+        return self._class_bases[key]
+
     def python(self, path: Path) -> PythonModule:
         return self._read("python", path, self._python, _read_python,
                           lambda problem: PythonModule(path=problem.path, diagnostics=(problem,)))
@@ -289,11 +300,8 @@ class Workspace:
         its repository's root (once per folder and scan: every job of a repository asks)."""
         key = (folder, package)
         if key not in self._pins_above:
-            self._pins_above[key] = self._find_pin_above(folder, package)
+            self._pins_above[key] = self._first_requirement_above(folder, lambda path: self.pin_in(path, package))
         return self._pins_above[key]
-
-    def _find_pin_above(self, folder: Path, package: str) -> Optional[Setting]:
-        return self._first_requirement_above(folder, lambda path: self.pin_in(path, package))
 
     def _first_requirement_above(self, folder: Path, ask: Callable[[Path], Optional[T]]) -> Optional[T]:
         """The first answer `ask` gives for a requirements file, in `folder` then each folder above it up to
@@ -313,11 +321,9 @@ class Workspace:
         its repository's root, in the order `pin_above` looks."""
         key = (folder, package)
         if key not in self._ceilings_above:
-            self._ceilings_above[key] = self._find_ceiling_above(folder, package)
+            self._ceilings_above[key] = self._first_requirement_above(folder,
+                                                                      lambda path: self.ceiling_in(path, package))
         return self._ceilings_above[key]
-
-    def _find_ceiling_above(self, folder: Path, package: str) -> Optional[VersionCeiling]:
-        return self._first_requirement_above(folder, lambda path: self.ceiling_in(path, package))
 
     def ceiling_in(self, path: Path, package: str) -> Optional[VersionCeiling]:
         key = (self.resolved(path), package)
@@ -447,22 +453,6 @@ class Workspace:
             return from_tree[0]
         return None
 
-    def held_elsewhere(self, relative: str) -> Optional[Path]:
-        """The folder of the scanned tree (nearest its root) that holds `relative`, a path of two or more parts
-        (`src/open_r1/grpo.py`): a launch that names it may be meant to run from there. None when none does."""
-        parts = Path(relative).parts
-        if len(parts) < 2 or Path(relative).is_absolute() or ".." in parts or relative.startswith("~"):
-            return None
-        for root in self.roots if self.roots is not None else [self.invocation_dir]:
-            for folder, subfolders, _files in os.walk(root):
-                # Version control, environments, caches and build output hold no launch's working folder: the
-                # folders the discovery walk skips.
-                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in SKIP_DIRS)
-                note_folder(Path(folder))
-                if _exists(Path(folder) / relative):
-                    return Path(folder)
-        return None
-
     def module(self, dotted: str, importer: Path, dirs: Iterable[Path]) -> Optional[Path]:
         from trainlint.readers.python import resolve_import  # lazy: the package imports libcst (~300 ms)
 
@@ -522,6 +512,23 @@ def _note_module_folders(dotted: str, importer: Path, dirs: Iterable[Path]) -> N
     for base in bases:
         note_folder(base.joinpath(*parts[:-1]) if parts else base)
         note_folder(base.joinpath(*parts))
+
+
+def held_elsewhere(workspace: Workspace, relative: str) -> Optional[Path]:
+    """The folder of the scanned tree (nearest its root) that holds `relative`, a path of two or more parts
+    (`src/open_r1/grpo.py`): a launch that names it may be meant to run from there. None when none does."""
+    parts = Path(relative).parts
+    if len(parts) < 2 or Path(relative).is_absolute() or ".." in parts or relative.startswith("~"):
+        return None
+    for root in workspace.roots if workspace.roots is not None else [workspace.invocation_dir]:
+        for folder, subfolders, _files in os.walk(root):
+            # Version control, environments, caches and build output hold no launch's working folder: the
+            # folders the discovery walk skips.
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in SKIP_DIRS)
+            note_folder(Path(folder))
+            if _exists(Path(folder) / relative):
+                return Path(folder)
+    return None
 
 
 def _exists(path: Path) -> bool:

@@ -5,7 +5,6 @@ as diagnostics, never raised."""
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -62,19 +61,12 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
         module = replace(module, trainer_classes=_trainer_classes(nodes, module), train_gate=train_gate(nodes))
-    elif _TRAINER_CLASS.search(text):
-        module = replace(module, trainer_classes=_trainer_classes(nodes, module))
     return module
-
-
-# `class LOMOTrainer:` or `class MyTrainer(Trainer):` at the start of a line: a module importers build Trainers from.
-_TRAINER_CLASS = re.compile(r"^[ \t]*class[ \t]+\w*Trainer\b", re.MULTILINE)
 
 
 def _asks_of_tree(module: PythonModule, text: str) -> bool:
     """Whether any question below needs the tree's nodes: most modules a job reaches (model code) ask none."""
-    return ".backward(" in text or bool(module.argparse_args or module.parse_known_args or module.trainer_calls) \
-        or _TRAINER_CLASS.search(text) is not None
+    return ".backward(" in text or bool(module.argparse_args or module.parse_known_args or module.trainer_calls)
 
 
 # Diagnostics of a file whose text was not parsed: the stdlib parser is not run on it either.
@@ -94,8 +86,8 @@ def _calls_backward(nodes: Optional[TreeNodes]) -> bool:
 
 
 def _trainer_classes(nodes: Optional[TreeNodes], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
-    """The classes `module` defines under the names its Trainer calls use, or named as Trainers (a module that
-    importers build theirs from), and the bases of those it defines too, each with its bases as written."""
+    """The classes `module` defines under the names its Trainer calls use, and the bases of those it defines too,
+    each with its bases as written."""
     if nodes is None:
         return ()
     defined = {}
@@ -103,7 +95,6 @@ def _trainer_classes(nodes: Optional[TreeNodes], module: PythonModule) -> Tuple[
         defined.setdefault(node.name, tuple(ast.unparse(base) for base in node.bases))
     found = []
     wanted = [call.callee.rsplit(".", 1)[-1] for call in module.trainer_calls]
-    wanted += sorted(name for name in defined if name.endswith("Trainer"))
     while wanted:
         name = wanted.pop()
         if name in defined and all(name != seen for seen, _bases in found):
