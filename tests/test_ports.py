@@ -391,3 +391,16 @@ def test_a_fix_never_moves_a_knob_it_names_to_a_value_it_did_not_ask_for(tmp_pat
     planned = Planner(result).plan(finding)
     assert planned is not None and not planned.edits
     assert "per_device_train_batch_size" in planned.problem
+
+
+
+@pytest.mark.parametrize("launched, says", [
+    (1, "the launcher states 1 GPU, the machine has 8 (--num-gpus): 7 of the machine's 8 GPUs stay idle"),
+    (7, "the launcher states 7 GPUs, the machine has 8 (--num-gpus): 1 of the machine's 8 GPUs stays idle"),
+])
+def test_the_gpu_count_message_agrees_in_number(cli, tmp_path, launched, says) -> None:
+    (tmp_path / "train.py").write_text(TRAIN_PY.replace("{eval_dataset}", "None"))
+    (tmp_path / "run.sh").write_text(f"deepspeed --num_gpus {launched} train.py --per_device_train_batch_size 4\n")
+    _, document = cli.check_json(tmp_path, "--gpu", "a100-80gb", "--num-gpus", "8", "--isolated", "--no-cache")
+    [message] = [f["message"] for f in document["findings"] if f["code"] == "TL112"]
+    assert message.startswith(says)

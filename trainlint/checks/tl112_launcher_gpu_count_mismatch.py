@@ -91,9 +91,11 @@ class LauncherGpuCountMismatch(Rule):
             consequence = (f"starting {stated.count} processes on {ctx.num_gpus} GPUs fails at start-up")
             severity = Severity.ERROR
         else:
-            consequence = f"{ctx.num_gpus - stated.count} of the machine's {ctx.num_gpus} GPUs stay idle"
+            idle = ctx.num_gpus - stated.count
+            consequence = f"{idle} of the machine's {ctx.num_gpus} GPUs {'stays' if idle == 1 else 'stay'} idle"
             severity = Severity.WARNING
-        message = (f"the launcher states {stated.count} GPUs, the machine has {ctx.num_gpus} (--num-gpus): "
+        gpus = "GPU" if stated.count == 1 else "GPUs"
+        message = (f"the launcher states {stated.count} {gpus}, the machine has {ctx.num_gpus} (--num-gpus): "
                    f"{consequence}; changing the count alone changes the global batch "
                    f"(`trainlint estimate --num-gpus {ctx.num_gpus}` shows the port plan)")
         yield self.finding(run, message, severity=severity, at=stated.source,
