@@ -141,10 +141,10 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     build.batch_multiplier = data_batch(build.facts, flags)
     read_elsewhere = _unread_parser_reason(build.facts) if build.facts is not None else None
     unread = _unread_reason(build) if build.facts is None else read_elsewhere
-    deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs,
-                                  unread or _own_deepspeed_reason(build), cwd_unknown=launch.cwd_unknown,
-                                  read_elsewhere=read_elsewhere, written=LaunchWrites.of(launch),
-                                  sharded_elsewhere=_accelerate_default_backend(launch, flags))
+    deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs, deepspeed.ConfigView(
+        unread_entry=unread or _own_deepspeed_reason(build),
+        sharded_elsewhere=_accelerate_default_backend(launch, flags), cwd_unknown=launch.cwd_unknown,
+        read_elsewhere=read_elsewhere, written=LaunchWrites.of(launch)))
     _world(build, dirs)
     _environment(build)
     training_switch(build.facts, flags, build.candidates)
@@ -406,12 +406,12 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
     out_of_view = _out_of_view(owner) if alone else None
     # A file naming FSDP shards by itself; one naming a DeepSpeed config has it read (the reason then goes unused).
     fsdp_named = any(key.split(".", 1)[0] == "fsdp" for key in written)
-    deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs,
-                                  sharded_elsewhere=None if fsdp_named else out_of_view,
-                                  # A recipe checked by itself runs from a directory no command in view states, and
-                                  # its framework opens a relative DeepSpeed path from there (LLaMA-Factory's
-                                  # `examples/deepspeed/...` from its own checkout): one not found is unknown.
-                                  cwd_unknown=(recipe is None and build.launch.cwd_unknown) or alone)
+    deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs, deepspeed.ConfigView(
+        sharded_elsewhere=None if fsdp_named else out_of_view,
+        # A recipe checked by itself runs from a directory no command in view states, and its framework opens a
+        # relative DeepSpeed path from there (LLaMA-Factory's `examples/deepspeed/...` from its own checkout): one
+        # not found is unknown.
+        cwd_unknown=(recipe is None and build.launch.cwd_unknown) or alone))
     if K.WORLD_SIZE not in build.candidates.by_knob:
         build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the recipe runs on every visible GPU"), SourceKind.DERIVED))
     if out_of_view is not None:

@@ -38,7 +38,7 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
-                               cwd_unknown)
+                               deepspeed.ConfigView(cwd_unknown=cwd_unknown))
 
 
 def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
