@@ -311,18 +311,25 @@ def _local_trainer_names(module: PythonModule, path: Path, workspace: Workspace,
                 and workspace.module(info.module, path, roots) is not None:
             repository_names |= bound
     local |= called & repository_names
-
-    def from_outside(name: str, seen: Set[str]) -> bool:
-        for base in defined[name]:
-            last = _last(base)
-            if last in seen or last in _FIELDLESS_BASES or last == "object" or last in repository_names:
-                continue
-            if last not in defined or from_outside(last, seen | {last}):
-                return True  # HF's Trainer, TRL's, or a class trainlint cannot follow
-        return False
-
-    local |= {name for name in called if name in defined and not from_outside(name, {name})}
+    local |= {name for name in called if name in defined and not _reaches_outside(name, defined, repository_names)}
     return local
+
+
+def _reaches_outside(name: str, defined: Dict[str, Tuple[str, ...]], repository_names: Set[str] = frozenset()) -> bool:
+    """Whether the bases of class `name` (a class of `defined`, its bases as written) reach a class from outside:
+    HF's Trainer, TRL's, or one trainlint cannot follow. Bases `repository_names` binds are the repository's own."""
+    seen = {name}
+    pending = [name]
+    while pending:
+        for base in defined[pending.pop()]:
+            last = _last(base)
+            if last in seen or last in _FIELDLESS_BASES or last in repository_names:
+                continue
+            if last not in defined:
+                return True
+            seen.add(last)
+            pending.append(last)
+    return False
 
 
 def _own_loop_trainer(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path]], workspace: Workspace,
@@ -348,18 +355,7 @@ def _own_loop_trainer(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path
                 for name, bases in workspace.class_bases(target).items():
                     defined.setdefault(name, bases)
 
-    def reaches_outside(name: str, seen: Set[str]) -> bool:
-        if name not in defined:
-            return True
-        for base in defined[name]:
-            last = _last(base)
-            if last in _FIELDLESS_BASES or last in seen:
-                continue
-            if reaches_outside(last, seen | {last}):
-                return True
-        return False
-
-    if any(reaches_outside(_last(call.callee), {_last(call.callee)}) for call in calls):
+    if any(_last(call.callee) not in defined or _reaches_outside(_last(call.callee), defined) for call in calls):
         return None
     return calls[0]
 

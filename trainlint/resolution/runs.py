@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from trainlint.core import (
     Diagnostic,
@@ -36,7 +36,7 @@ from trainlint.resolution.entry import (
     locate_script,
 )
 from trainlint.resolution.entry_settings import Flags, argument_values, code_settings, data_batch, launcher_settings
-from trainlint.resolution.flags import ParsedFlag, as_flag, key_value, last_by_name, option_value, parse_flags
+from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import (
     AXOLOTL,
     HF_TRAINER,
@@ -141,10 +141,11 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     build.batch_multiplier = data_batch(build.facts, flags)
     read_elsewhere = _unread_parser_reason(build.facts) if build.facts is not None else None
     unread = _unread_reason(build) if build.facts is None else read_elsewhere
+    machine_default = accelerate.default_backend_reason(launch.launcher_args, flags) \
+        if launch.launcher == Launcher.ACCELERATE else None
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs, deepspeed.ConfigView(
-        unread_entry=unread or _own_deepspeed_reason(build),
-        sharded_elsewhere=_accelerate_default_backend(launch, flags), cwd_unknown=launch.cwd_unknown,
-        read_elsewhere=read_elsewhere, written=LaunchWrites.of(launch)))
+        unread_entry=unread or _own_deepspeed_reason(build), sharded_elsewhere=machine_default,
+        cwd_unknown=launch.cwd_unknown, read_elsewhere=read_elsewhere, written=LaunchWrites.of(launch)))
     _world(build, dirs)
     _environment(build)
     training_switch(build.facts, flags, build.candidates)
@@ -195,24 +196,6 @@ def _cwd_out_of_view(workspace: Workspace, script_path: Path, cwd: str) -> bool:
     script_dir = safe_resolve(script_path).parent
     folders = cwd_candidates(script_dir, cwd, workspace.invocation_dir, workspace.repo_root(script_dir))
     return not any(os.path.isdir(folder) and workspace.inside(folder) for folder in folders)
-
-
-# `accelerate launch` options that choose the backend themselves: the default config's choice is then not taken.
-_ACCELERATE_BACKEND_FLAGS = frozenset({"--multi_gpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--cpu",
-                                       "--tpu", "--mps"})
-
-
-def _accelerate_default_backend(launch: Launch, flags: Mapping[str, ParsedFlag]) -> Optional[str]:
-    """Why the sharding of `accelerate launch` with no `--config_file` and no backend option is unknown: accelerate
-    then takes the backend (DeepSpeed, FSDP or plain data parallel) from the default config of the machine it runs
-    on, as it takes the process count. A script given HF's `--fsdp` shards as that says."""
-    if launch.launcher != Launcher.ACCELERATE or option_value(launch.launcher_args, "config_file") is not None:
-        return None
-    written = {word.value.split("=", 1)[0] for word in launch.launcher_args if isinstance(word.value, str)}
-    if written & _ACCELERATE_BACKEND_FLAGS or K.FSDP in flags:  # HF's `--fsdp` flag bears the knob's name
-        return None
-    return ("`accelerate launch` without --config_file takes its backend from the default config of the machine it "
-            "runs on, which may shard the model (DeepSpeed or FSDP)")
 
 
 def _own_deepspeed_reason(build: JobBuild) -> Optional[str]:

@@ -4,7 +4,7 @@ configure through it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
@@ -39,6 +39,25 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
                                deepspeed.ConfigView(cwd_unknown=cwd_unknown))
+
+
+# `accelerate launch` options that choose the backend themselves: the default config's choice is then not taken.
+_BACKEND_FLAGS = frozenset({"--multi_gpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--cpu", "--tpu",
+                            "--mps"})
+
+
+def default_backend_reason(launcher_args: Sequence[Setting], script_flags: Collection[str]) -> Optional[str]:
+    """Why the sharding of `accelerate launch` with no `--config_file` and no backend option is unknown: accelerate
+    then takes the backend (DeepSpeed, FSDP or plain data parallel) from the default config of the machine it runs
+    on, as it takes the process count. A script given HF's `--fsdp` (`script_flags`: its flag names) shards as that
+    says."""
+    if option_value(launcher_args, "config_file") is not None:
+        return None
+    written = {word.value.split("=", 1)[0] for word in launcher_args if isinstance(word.value, str)}
+    if written & _BACKEND_FLAGS or K.FSDP in script_flags:  # HF's `--fsdp` flag bears the knob's name
+        return None
+    return ("`accelerate launch` without --config_file takes its backend from the default config of the machine it "
+            "runs on, which may shard the model (DeepSpeed or FSDP)")
 
 
 def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
