@@ -3,6 +3,7 @@ planted entry ignored, nothing executed from it."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -108,8 +109,11 @@ def test_repeated_facts_are_written_once_but_never_share_a_mutable_value():
     assert sum(node[0] == "Origin" for node in data["nodes"]) == 1
     decoded = decode(json.loads(json.dumps(data)))
     assert decoded == facts and decoded[1] is not decoded[2]
-    alike = tuple(Setting(value, SourceKind.LAUNCHER_FLAG, origin) for value in (True, 1, 1.0))
-    assert [type(s.value) for s in decode(encode(alike))] == [bool, int, float]
+    # Equal in Python, told apart in the file: written as distinct nodes, never one shared for all.
+    alike = tuple(Setting(value, SourceKind.LAUNCHER_FLAG, origin) for value in (True, 1, 1.0, -0.0, 0.0))
+    back = decode(json.loads(json.dumps(encode(alike))))
+    assert [type(s.value) for s in back] == [bool, int, float, float, float]
+    assert [math.copysign(1, s.value) for s in back[3:]] == [-1, 1]
 
 
 def test_a_symbolic_link_in_the_cache_is_not_written_through(tmp_path, monkeypatch):

@@ -80,6 +80,7 @@ class _Encoder:
         self._shareable: list = []
         self._by_content: dict = {}
         self._by_identity: dict = {}  # id -> (node reference, the object kept alive)
+        self._fields: dict = {}  # fact class -> its field names, or None for a class the cache does not know
 
     def value(self, value: Any) -> Any:
         if value is None or isinstance(value, (bool, int, float, str)) and not isinstance(value, Enum):
@@ -96,21 +97,21 @@ class _Encoder:
         if isinstance(value, Enum):
             tag, items = type(value).__name__, [value.value]
         elif isinstance(value, tuple):
-            tag, items = "t", [self.value(item) for item in value]
+            tag, items = "t", self._items(value)
         elif isinstance(value, list):
-            tag, items = "l", [self.value(item) for item in value]
-        elif dataclasses.is_dataclass(value) and type(value).__name__ in _classes()[0]:
+            tag, items = "l", self._items(value)
+        elif self._field_names(type(value)) is not None:
             tag = type(value).__name__
-            items = [self.value(getattr(value, f.name)) for f in dataclasses.fields(value)]
+            items = self._items([getattr(value, name) for name in self._fields[type(value)]])
         elif isinstance(value, dict) or hasattr(value, "items"):
-            tag, items = "d", [self.value(part) for pair in value.items() for part in pair]
+            tag, items = "d", self._items([part for pair in value.items() for part in pair])
         else:
             raise TypeError(f"cannot cache a {type(value).__name__}")
         node = [tag, *items]
         shareable = (isinstance(value, Enum) or tag == "t" or tag in _SHARED_CLASSES) and all(
             self._shareable[item[0]] for item in items if type(item) is list)
         if shareable:
-            content = json.dumps(node, separators=(",", ":"))
+            content = (tag, *[item if type(item) is str else _content_key(item) for item in items])
             known = self._by_content.get(content)
             if known is not None:
                 return known
@@ -120,6 +121,30 @@ class _Encoder:
         if shareable:
             self._by_content[content] = reference
         return reference
+
+    def _items(self, values: Iterable[Any]) -> list:
+        # Most items are plain scalars (exact types: an enum member derived from str or int is a node).
+        return [item if type(item) in _SCALARS else self.value(item) for item in values]
+
+    def _field_names(self, cls: type) -> Optional[Tuple[str, ...]]:
+        if cls not in self._fields:
+            known = dataclasses.is_dataclass(cls) and cls.__name__ in _classes()[0]
+            self._fields[cls] = tuple(f.name for f in dataclasses.fields(cls)) if known else None
+        return self._fields[cls]
+
+
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
+def _content_key(item: Any) -> Any:
+    """An item as its JSON text would tell it apart: by type (True is not 1, nor 1.0 1), a float by its repr
+    (-0.0 is not 0.0), a reference by its index."""
+    kind = type(item)
+    if kind is str:
+        return item
+    if kind is list:
+        return (list, item[0])
+    return (kind, repr(item) if kind is float else item)
 
 
 def encode(value: Any) -> Any:

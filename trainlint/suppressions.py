@@ -191,9 +191,12 @@ def _key(path: str) -> str:
 def collect(paths: Iterable[str]) -> Dict[str, FileSuppressions]:
     """Directives of every file, keyed by real path (a file named two ways is read once)."""
     found: Dict[str, FileSuppressions] = {}
-    for path in paths:
-        if path and _key(path) not in found:
-            found[_key(path)] = read_suppressions(path)
+    for path in dict.fromkeys(paths):  # a file named by many findings is looked up once
+        if not path:
+            continue
+        key = _key(path)
+        if key not in found:
+            found[key] = read_suppressions(path)
     return found
 
 

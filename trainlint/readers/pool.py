@@ -87,11 +87,17 @@ class ReadingPool:
 
             _import_before_forking({kind for kind, _ in jobs})
             self._executor = ProcessPoolExecutor(max_workers=self.processes)
-        kinds = [kind for kind, _ in jobs]
-        paths = [path for _, path in jobs]
+        # Largest files first, in small chunks: a wave ends when its slowest worker does, and one long training
+        # script met last (or a chunk of several) would leave the other workers idle meanwhile.
+        order = sorted(range(len(jobs)), key=lambda index: -_size(jobs[index][1]))
+        kinds = [jobs[index][0] for index in order]
+        paths = [jobs[index][1] for index in order]
         caches = [self.cache_dir] * len(jobs)
-        chunk = max(1, len(jobs) // (self.processes * 4))
-        return list(self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk))
+        chunk = max(1, len(jobs) // (self.processes * 16))
+        results: List[Any] = [None] * len(jobs)
+        for index, facts in zip(order, self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk)):
+            results[index] = facts
+        return results
 
 
 def _import_before_forking(kinds: Set[str]) -> None:
@@ -116,3 +122,10 @@ def _read_one(kind: str, path: Path, cache_dir: Optional[Path]) -> Any:
     if cache_dir is None:
         return reader(path)
     return FactCache(cache_dir).read(kind, path, reader)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone or unreadable: the reader says why, in its turn
+        return 0

@@ -17,7 +17,7 @@ from trainlint.readers.facts import (
     PythonModule,
     TrainerCall,
 )
-from trainlint.readers.source import display_path
+from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution.workspace import Workspace, held_elsewhere
 
 MAX_DEPTH = 3
@@ -211,7 +211,7 @@ def _needed_names(module: PythonModule) -> set:
 def import_roots(path: Path, roots: Sequence[Path]) -> List[Path]:
     """Where the imports of the module at `path` are looked for: its own folder first (a script run directly imports
     its folder's modules by absolute name, `from trainer import X`), then `roots`."""
-    return [path.resolve().parent, *roots]
+    return [safe_resolve(path).parent, *roots]
 
 
 def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots: Sequence[Path]) -> List[Path]:
@@ -239,7 +239,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
     """Read the entry script and, breadth first, the local modules it imports (within the repository)
     that define what it needs."""
     facts = EntryFacts(entry)
-    seen = {entry.resolve()}
+    seen = {safe_resolve(entry)}
     frontier = [entry]
     read: List[Tuple[PythonModule, Path]] = []
     for _depth in range(MAX_DEPTH + 1):
@@ -253,8 +253,8 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
             facts.local_trainers.update(_local_trainer_names(module, path, workspace, roots))
             facts.own_transformers = facts.own_transformers or _imports_own_transformers(module, path, workspace, roots)
             for target in local_imports(module, path, workspace, roots):
-                if target.resolve() not in seen and "site-packages" not in target.parts:
-                    seen.add(target.resolve())
+                if safe_resolve(target) not in seen and "site-packages" not in target.parts:
+                    seen.add(safe_resolve(target))
                     next_frontier.append(target)
         frontier = next_frontier
     _merge(facts)

@@ -52,7 +52,7 @@ def _prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspac
             found = _entry(workspace, path, launch, dirs)
             if found is not None:
                 entries.append(("python", found))
-                roots.setdefault(found.resolve(), dirs)
+                roots.setdefault(safe_resolve(found), dirs)
     _read_imports(workspace, entries, roots, load)
 
 
@@ -80,18 +80,18 @@ def _read_imports(workspace: Workspace, entries: List[Job], roots: Dict[Path, Se
         load(frontier)
         following: List[Job] = []
         for _, path in frontier:
-            dirs = roots.get(path.resolve(), ())
+            dirs = roots.get(safe_resolve(path), ())
             for target in local_imports(workspace.python(path), path, workspace, dirs):
                 if "site-packages" not in target.parts:
                     following.append(("python", target))
-                    roots.setdefault(target.resolve(), dirs)
+                    roots.setdefault(safe_resolve(target), dirs)
         frontier = _unique(following, seen)
 
 
 def _unique(jobs: List[Job], seen: Set[Path]) -> List[Job]:
     out = []
     for kind, path in jobs:
-        key = path.resolve()
+        key = safe_resolve(path)
         if key not in seen:
             seen.add(key)
             out.append((kind, path))

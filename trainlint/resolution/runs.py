@@ -251,7 +251,7 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
         # The launch may be meant to run where its entry is: what else it names relatively is unknown, not missing.
         build.launch = replace(launch, cwd_unknown=True)
     if located.path is not None and launch.cwd is None:
-        candidates = {found.resolve() for found in (build.workspace.find(entry.value, [folder]) for folder in dirs)
+        candidates = {safe_resolve(found) for found in (build.workspace.find(entry.value, [folder]) for folder in dirs)
                       if found is not None and build.workspace.inside(found)}
         build.entry_ambiguous = len(candidates) > 1
     return located.path
