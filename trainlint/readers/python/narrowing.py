@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from trainlint.readers.python.context import PARSE_METHODS
+from trainlint.readers.python.tree_nodes import walk as tree_walk
+from trainlint.readers.python.tree_nodes import walk_all
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -183,7 +185,7 @@ class _Scope:
             if inner_kept and isinstance(statement, ast.If):
                 # the test of a branch that binds a looked-up name decides its value (adapters.py reads a name
                 # the test names: `is_chat_model = "chat" in ...`)
-                walk.looked_up.update(node.id for node in ast.walk(statement.test) if isinstance(node, ast.Name))
+                walk.looked_up.update(node.id for node in tree_walk(statement.test) if isinstance(node, ast.Name))
             walk.spans.extend(inner.spans)
             return True
         if id(statement) not in self._spans:  # the same in every pass
@@ -253,9 +255,8 @@ def _bound(statement: ast.stmt) -> FrozenSet[str]:
     return frozenset(node.id for node in _walk_parts(targets) if isinstance(node, ast.Name))
 
 
-def _walk_parts(parts: Iterable[ast.AST]) -> Iterator[ast.AST]:
-    for part in parts:
-        yield from ast.walk(part)
+def _walk_parts(parts: Iterable[ast.AST]) -> List[ast.AST]:
+    return walk_all(parts)
 
 
 def _outside_functions(definition: ast.stmt) -> Iterator[ast.AST]:
@@ -301,7 +302,7 @@ def _binds_parsed_namespace(statement: ast.stmt) -> bool:
 
 
 def _mentions_name(expression: ast.expr, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expression))
+    return any(isinstance(node, ast.Name) and node.id == name for node in tree_walk(expression))
 
 
 def _whole_lines(statement: ast.stmt, lines: Sequence[str]) -> Optional[Span]:

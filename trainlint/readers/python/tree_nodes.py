@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 Assignment = Union[ast.Assign, ast.AnnAssign]
+# Leaf nodes no question asks about (`Load`, `Add`, `And`, `Eq`...): read as attributes where needed, never walked to.
+_OPERATORS = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ def tree_nodes(tree: Optional[ast.AST]) -> Optional[TreeNodes]:
     ifs: List[ast.If] = []
     assignments: List[Assignment] = []
     names: List[ast.Name] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         kind = type(node)
         if kind is ast.Call:
             calls.append(node)  # type: ignore[arg-type]
@@ -47,6 +49,25 @@ def tree_nodes(tree: Optional[ast.AST]) -> Optional[TreeNodes]:
         elif kind is ast.ClassDef:
             classes.append(node)  # type: ignore[arg-type]
     return TreeNodes(tuple(calls), tuple(classes), tuple(ifs), tuple(assignments), tuple(names))
+
+
+def walk(root: ast.AST) -> List[ast.AST]:
+    """The nodes of `root` (itself first) in the order `ast.walk` yields them, breadth first, operators and expression
+    contexts left out. A list built in one loop: `ast.walk`'s generators per node cost more than the parse."""
+    found = [root]
+    for node in found:  # grows as it is read: each node's children join the end
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, ast.AST) and not isinstance(item, _OPERATORS))
+            elif isinstance(value, ast.AST) and not isinstance(value, _OPERATORS):
+                found.append(value)
+    return found
+
+
+def walk_all(roots: Iterable[ast.AST]) -> List[ast.AST]:
+    """`walk` of each root in turn."""
+    return [node for root in roots for node in walk(root)]
 
 
 def last_name(node: ast.AST) -> Optional[str]:
