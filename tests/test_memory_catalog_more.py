@@ -83,6 +83,30 @@ def test_neighbouring_models_do_not_take_the_new_rows(name):
     }, (name, found.key)
 
 
+@pytest.mark.parametrize("name, not_key", [
+    ("microsoft/Phi-4-mini-instruct", "phi-4"),  # 3.8B, not the 14.7B Phi-4
+    ("microsoft/Phi-4-multimodal-instruct", "phi-4"),
+    ("microsoft/phi-4-mini-reasoning", "phi-4"),
+])
+def test_a_variant_named_after_a_family_alias_is_not_that_family_model(name, not_key):
+    """A size word or a size right after an alias that names no size (`phi-4` then `-mini`) names another model."""
+    found = find_model(name)
+    assert found is None or found.key != not_key, (name, found.key)
+
+
+@pytest.mark.parametrize("name, key", [
+    ("microsoft/phi-4", "phi-4"),
+    ("unsloth/phi-4-bnb-4bit", "phi-4"),
+    ("microsoft/Phi-3-mini-4k-instruct", "phi-3-mini"),
+    ("google/flan-t5-large", "t5-large"),
+    ("lmms-lab/llava-onevision-qwen2-7b-ov", "qwen2-7b"),
+    ("Qwen/Qwen-VL-Chat", "qwen-vl-chat"),
+])
+def test_a_family_alias_still_names_its_model_when_no_other_size_follows(name, key):
+    found = find_model(name)
+    assert found is not None and found.key == key, (name, found and found.key)
+
+
 def _dense_b(spec: ModelSpec) -> float:
     return (spec.layers * spec.layer_params + spec.embedding_params) / 1e9
 

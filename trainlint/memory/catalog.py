@@ -217,9 +217,29 @@ def _find_model(name: str, kinds: Tuple[str, ...]) -> Optional[ModelSpec]:
     best: Optional[Tuple[int, ModelSpec]] = None
     for candidate in candidates:
         for alias, spec in _fuzzy_aliases(kinds):
-            if _contains_token(candidate, alias) and (best is None or len(alias) > best[0]):
+            if _contains_token(candidate, alias) and (best is None or len(alias) > best[0]) \
+                    and not _names_another_variant(candidate, alias):
                 best = (len(alias), spec)
     return best[1] if best else None
+
+
+# A size, or a word for one, written right after an alias that names none: `phi-4` then `-mini` is Phi-4-mini
+# (3.8B), not Phi-4 (14.7B). Such a name is another model of the family, which the catalog may not hold.
+_SIZE_IN_ALIAS = re.compile(r"(?<![a-z])\d+(?:\.\d+)?[bm](?![a-z])|\dx\d")
+_VARIANT_AFTER = re.compile(
+    r"-(?:mini|small|medium|large|xl|xxl|tiny|nano|micro|multimodal|moe|\d+(?:\.\d+)?[bm]|\d+x\d+(?:\.\d+)?b)"
+    r"(?![a-z0-9.])")
+
+
+def _names_another_variant(text: str, alias: str) -> bool:
+    if _SIZE_IN_ALIAS.search(alias):
+        return False
+    start = text.find(alias)
+    while start >= 0:
+        if _VARIANT_AFTER.match(text, start + len(alias)):
+            return True
+        start = text.find(alias, start + 1)
+    return False
 
 
 def find_vision_tower(name: str) -> Optional[ModelSpec]:
