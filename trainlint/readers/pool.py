@@ -46,7 +46,7 @@ READERS: Dict[str, Callable[[Path], Any]] = {
 _SLOW_IMPORTS = {"python": "trainlint.readers.python.loading", "yaml": "trainlint.readers.yaml",
                  "shell": "trainlint.readers.shell", "json": "trainlint.readers.deepspeed"}
 
-# Below this many files a pool costs more to start than it saves.
+# Below this many files a pool costs more to start than it saves; once started, two files are worth sharing.
 MIN_PARALLEL_FILES = 8
 Job = Tuple[str, Path]
 
@@ -79,7 +79,7 @@ class ReadingPool:
     def read(self, jobs: Sequence[Job]) -> List[Any]:
         """The facts of each (reader kind, path), in order: in the workers when there are enough files,
         else here. Workers write what they read to the cache in `cache_dir`, if any."""
-        if self.processes <= 1 or len(jobs) < MIN_PARALLEL_FILES:
+        if self.processes <= 1 or len(jobs) < (2 if self._executor is not None else MIN_PARALLEL_FILES):
             return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
         if self._executor is None:
             # Imported here: multiprocessing and concurrent.futures (~10 ms) only for a scan large enough to share.
