@@ -281,8 +281,8 @@ def test_gradient_checkpointing_enable_conditional_and_unconditional():
     path = SAMPLES / "checkpointing.py"
     checkpointing = [o for o in module.overrides if o.name == "gradient_checkpointing"]
     # line 9/10 (under `if training_args.gradient_checkpointing:`) and line 12 (`... and flag`) follow the flag
-    assert [o.setting.origin.line for o in checkpointing] == [7, 14, 16, 17]
-    unconditional, vision, disabled_else, kbit = checkpointing
+    assert [o.setting.origin.line for o in checkpointing] == [7, 14, 16, 17, 19]
+    unconditional, vision, disabled_else, kbit, int8 = checkpointing
     assert unconditional.setting.value is True
     assert unconditional.setting.kind is SourceKind.CODE_OVERRIDE
     assert unconditional.target == "model"
@@ -292,6 +292,7 @@ def test_gradient_checkpointing_enable_conditional_and_unconditional():
     assert vision.target == "model.vision"
     assert disabled_else.setting.value == Unknown("conditional on `not (model_args.tune_vision)`")
     assert kbit.setting.value is True  # prepare_model_for_kbit_training turns it on by default
+    assert int8.setting.value is True and int8.target == "model"  # and so does its older name
     others = {o.name: o for o in module.overrides if o.name != "gradient_checkpointing"}
     assert others["max_steps"].setting.value == 10
     assert isinstance(others["eval_steps"].setting.value, Unknown)  # `+=`

@@ -230,7 +230,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     world = _world_size(knobs, notes)
     half = _mixed_precision(knobs, notes)
     zero = _zero_stage(knobs, run, notes)
-    bits = knobs.int(K.BITS) or 16
+    bits = _quantization_bits(knobs, run, notes)
     lora = _lora(knobs, run, bits, notes)
     lora_rank = _lora_rank(knobs, lora, notes)
     fsdp = zero is not None and _sharded_by_fsdp(run)
@@ -374,6 +374,16 @@ def _zero_stage(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> Op
 def _why(setting: Optional[Setting]) -> str:
     """` (the reason)` a setting's value is unknown, for a note; "" when it gives none."""
     return f" ({setting.value.reason})" if setting is not None and isinstance(setting.value, Unknown) else ""
+
+
+def _quantization_bits(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> int:
+    bits = knobs.int(K.BITS)
+    if bits is None and knobs.is_unknown(K.BITS):
+        # Like every setting that lowers memory, a quantization switch that cannot be read counts as on.
+        notes.unknown("bits", f"whether the base model is quantized is unknown{_why(run.setting(K.BITS))}: "
+                              "assumed 4-bit")
+        return 4
+    return bits or 16
 
 
 def _lora(knobs: KnobReader, run: TrainingRun, bits: int, notes: EstimateNotes) -> bool:

@@ -24,7 +24,7 @@ from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.freezing import FreezeReader, is_freeze_call
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
-from trainlint.readers.python.overrides import LORA_CONVERSION, OverrideReader
+from trainlint.readers.python.overrides import KBIT_PREPARATION, LORA_CONVERSION, OverrideReader
 from trainlint.readers.python.values import ValueReader
 from trainlint.readers.python.walk import children
 
@@ -139,7 +139,7 @@ class Collector(cst.CSTVisitor):
             self.overrides.checkpointing_call(node, callee == "gradient_checkpointing_enable")
         elif callee == "_set_gradient_checkpointing" and isinstance(node.func, cst.Attribute):
             self.overrides.internal_checkpointing_switch(node)
-        elif callee == "prepare_model_for_kbit_training":
+        elif callee in KBIT_PREPARATION:
             self.overrides.kbit_preparation(node)
         elif callee == "get_peft_model":
             self.config_calls.peft_call(node)

@@ -18,6 +18,9 @@ from trainlint.readers.python.expressions import CstExpr, keyword_args, last_nam
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME, ValueReader
 
+# peft's preparation of a quantized base for training, which turns gradient checkpointing on unless told otherwise;
+# `prepare_model_for_int8_training` is its name before peft 0.6 (then a deprecated alias), with the same default.
+KBIT_PREPARATION = frozenset({"prepare_model_for_kbit_training", "prepare_model_for_int8_training"})
 # DeepSpeed-Chat's `convert_linear_layer_to_lora(...)` and its kin: the base weights freeze, adapters train.
 LORA_CONVERSION = re.compile(r"^(convert|inject|apply|add)_\w*lora\w*$", re.IGNORECASE)
 
@@ -53,7 +56,7 @@ class OverrideReader:
         self.checkpointing_call(node, not any(v is False for v in switches))
 
     def kbit_preparation(self, node: cst.Call) -> None:
-        # peft's prepare_model_for_kbit_training turns checkpointing on unless told otherwise.
+        # peft's prepare_model_for_kbit_training (or its older name) turns checkpointing on unless told otherwise.
         flag = keyword_args(node).get("use_gradient_checkpointing")
         if flag is not None:
             value = literal_value(flag.value)
@@ -62,7 +65,7 @@ class OverrideReader:
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         target = self.ctx.text(positional[0].value) if positional else ""
         self.add_override(
-            "gradient_checkpointing", True, node, target, "prepare_model_for_kbit_training() enables checkpointing"
+            "gradient_checkpointing", True, node, target, f"{last_name(node.func)}() enables checkpointing"
         )
 
     def add_override(self, name: str, value: Value, node: cst.CSTNode, target: str, note: str) -> None:

@@ -33,7 +33,7 @@ from trainlint.readers.python.context import PARSE_METHODS
 from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
-from trainlint.readers.python.overrides import LORA_CONVERSION
+from trainlint.readers.python.overrides import KBIT_PREPARATION, LORA_CONVERSION
 from trainlint.readers.python.tree_nodes import last_name, walk, walk_all
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
@@ -47,7 +47,6 @@ DISPATCHED_CALLS = frozenset(
         "gradient_checkpointing_enable",
         "gradient_checkpointing_disable",
         "_set_gradient_checkpointing",
-        "prepare_model_for_kbit_training",
         "get_peft_model",
         # deepspeed_calls.py: the parser DeepSpeed extends, and the engine a config built in code reaches
         # (the builder call sits in the same statement, the function that calls deepspeed.initialize).
@@ -55,7 +54,7 @@ DISPATCHED_CALLS = frozenset(
         DEEPSPEED_ENGINE_CALLEE.rsplit(".", 1)[-1],
         FREEZE_METHOD,  # freezing.py: `module.requires_grad_(False)`
     }
-)
+) | KBIT_PREPARATION
 ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"})
 # Every name `_dispatched` takes, as a word of the text (a superset: it may be no callee at all).
 DISPATCHED_NAME = re.compile(

@@ -2,8 +2,9 @@
 attention kernel) that other frameworks' switches select."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from typing import Mapping
+from typing import Mapping, Optional
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
@@ -28,11 +29,39 @@ def unread_entry_defaults(reason: str, candidates: Candidates) -> None:
 
 
 def _derive_bits(candidates: Candidates, context: DeriveContext) -> None:
-    """`load_in_4bit`/`load_in_8bit` quantise the base model, unless the bits are set already."""
+    """`load_in_4bit`/`load_in_8bit` quantise the base model, unless the bits are set already; a switch whose value
+    cannot be read leaves them unknown. A checkpoint published quantized (`...-AWQ`, `...-GPTQ-Int4`,
+    `...-bnb-4bit`) loads its quantized weights whatever the flags say."""
     for switch, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
         source = candidates.winner(switch)
-        if source is not None and source.value is True and candidates.winner(K.BITS) is None:
+        if source is None or candidates.winner(K.BITS) is not None:
+            continue
+        if source.value is True:
             candidates.add(K.BITS, replace(source, value=bits, via=(source,), note=switch))
+        elif isinstance(source.value, Unknown):
+            candidates.add(K.BITS, replace(source, value=Unknown(f"{switch} is {source.value.reason}"),
+                                           kind=SourceKind.DERIVED, via=(source,), note=switch))
+    name = candidates.winner(K.MODEL_NAME_OR_PATH)
+    if candidates.winner(K.BITS) is None and name is not None and isinstance(name.value, str):
+        bits = prequantized_bits(name.value)
+        if bits is not None:
+            candidates.add(K.BITS, Setting(bits, SourceKind.DERIVED, None, via=(name,),
+                                           note=f"{name.value} is a checkpoint published in {bits}-bit"))
+
+
+# The suffixes quantized exports are published under, by the bits their weights load in (8-bit first: Qwen names
+# its GPTQ exports `-GPTQ-Int8` and `-GPTQ-Int4`).
+_QUANTIZED_EXPORTS = ((8, re.compile(r"(?<![a-z0-9])(?:int8|8bit|bnb-8bit)(?![a-z0-9])")),
+                      (4, re.compile(r"(?<![a-z0-9])(?:awq|gptq|int4|4bit|bnb-4bit|nf4)(?![a-z0-9])")))
+
+
+def prequantized_bits(name: str) -> Optional[int]:
+    """The bits a checkpoint's name says its weights are stored in (`TheBloke/Llama-2-7B-AWQ`: 4), or None."""
+    last = name.rstrip("/").rsplit("/", 1)[-1].lower().replace("_", "-")
+    for bits, pattern in _QUANTIZED_EXPORTS:
+        if pattern.search(last):
+            return bits
+    return None
 
 
 def _derive_liger(candidates: Candidates, context: DeriveContext) -> None:

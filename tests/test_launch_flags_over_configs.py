@@ -1,0 +1,32 @@
+"""A launcher's own options override the config file it names: `accelerate launch --config_file ddp.yaml
+--num_processes 1` starts one process, whatever `num_processes` the file holds (accelerate fills from the config
+only the options the command line leaves out). Written after alignment-handbook's README commands, which run its
+8-GPU configs on one GPU this way."""
+from __future__ import annotations
+
+from tests.conftest import write_tree
+from trainlint.checks._examples import TRAIN_PY
+
+_DDP_8 = ("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n"
+          "mixed_precision: bf16\n")
+_FLAGS = ("train.py --model_name_or_path meta-llama/Llama-3.2-1B --bf16 True --per_device_train_batch_size 1 "
+          "--gradient_checkpointing True --model_max_length 1024 --output_dir out\n")
+
+
+def _check(cli, folder, launcher: str):
+    write_tree(folder, {"train.py": TRAIN_PY.replace("{eval_dataset}", "None"), "configs/ddp.yaml": _DDP_8,
+                        "run.sh": launcher})
+    _, document = cli.check_json(folder, "run.sh", "--isolated", "--no-cache", "--gpu", "rtx4090", "--num-gpus", "1")
+    return document
+
+
+def test_the_command_lines_process_count_overrides_the_accelerate_config(cli, tmp_path):
+    document = _check(cli, tmp_path, "accelerate launch --config_file configs/ddp.yaml --num_processes=1 " + _FLAGS)
+    assert [f["code"] for f in document["findings"] if f["code"] == "TL112"] == []
+    assert document["runs"][0]["settings"]["world_size"]["value"] == 1
+
+
+def test_the_configs_process_count_holds_when_the_command_line_gives_none(cli, tmp_path):
+    document = _check(cli, tmp_path, "accelerate launch --config_file configs/ddp.yaml " + _FLAGS)
+    assert [f["code"] for f in document["findings"] if f["severity"] == "error"] == ["TL112"]
+    assert document["runs"][0]["settings"]["world_size"]["value"] == 8
