@@ -28,8 +28,9 @@ def _check(folder: Path, *names: str, gpu: str = "a100-80gb", num_gpus: int = 8)
 def test_axolotl_full_fine_tune_with_a_paged_8bit_optimizer_fits_80gb(tmp_path):
     findings, estimate = _check(tmp_path, "axolotl_fft_8bit.yaml")
     assert not [f for f in findings if f.code in ("TL101", "TL106", "TL108", "TL111")]
-    # bf16 weights (axolotl loads in bf16), 2 B/param of 8-bit states plus the bf16 step buffer: no fp32 master copy.
-    assert estimate.breakdown["optimizer"] < 4.5 * 8.03
+    # bf16 weights (axolotl loads in bf16) and no fp32 master copy; the paged optimizer's states page out to CPU memory.
+    assert estimate.breakdown.get("optimizer", 0.0) == 0.0
+    assert any("a paged optimizer's states move to CPU memory" in note for note in estimate.assumptions)
     assert any("16-bit mixed precision" in note for note in estimate.assumptions)
 
 

@@ -93,3 +93,35 @@ def test_a_checkpoint_published_quantized_loads_quantized_weights(cli, tmp_path,
 ])
 def test_the_bits_a_checkpoint_name_states(name, bits):
     assert prequantized_bits(name) == bits
+
+
+_QLORA_65B = """\
+model_name_or_path: huggyllama/llama-65b
+stage: sft
+do_train: true
+finetuning_type: lora
+lora_target: all
+lora_rank: 64
+quantization_bit: 4
+optim: {optim}
+dataset: alpaca_en
+template: default
+cutoff_len: 512
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+gradient_checkpointing: true
+bf16: true
+output_dir: saves/llama-65b/qlora
+"""
+
+
+@pytest.mark.parametrize("optim, codes", [
+    ("paged_adamw_32bit", []),  # QLoRA's paged optimizer: its states page out to CPU memory when the GPU runs short
+    ("adamw_torch", ["TL108"]),  # 65B at 4 bits and 0.8B adapters with AdamW states: just over 48 GB
+])
+def test_a_paged_optimizers_states_do_not_count_on_the_gpu(cli, tmp_path, optim, codes):
+    """The QLoRA paper's 65B on one 48 GB card (its guanaco-65b script)."""
+    write_tree(tmp_path, {"qlora_65b.yaml": _QLORA_65B.format(optim=optim)})
+    _, document = cli.check_json(tmp_path, "qlora_65b.yaml", "--isolated", "--no-cache", "--gpu", "a6000",
+                                 "--num-gpus", "1")
+    assert _codes(document) == codes

@@ -516,7 +516,11 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
     elif degree is not None and degree > 1:
         notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
                    f"the whole model's states (an upper bound; no memory rule judges this job)")
-    return knobs.str(K.OPTIM) or "adamw_torch"
+    optimizer = knobs.str(K.OPTIM) or "adamw_torch"
+    if "paged" in optimizer:
+        notes.note(f"{optimizer}: a paged optimizer's states move to CPU memory when the GPU runs short, so they are "
+                   "not counted on the GPU")
+    return optimizer
 
 
 def _vision_trainable(knobs: KnobReader, vision: Optional[ModelSpec], notes: EstimateNotes) -> bool:
