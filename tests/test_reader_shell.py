@@ -487,3 +487,25 @@ def test_a_cd_into_the_scripts_own_folder_is_followed(tmp_path, written, cwd):
     script.write_text(f"#!/bin/bash\n{written}\ndeepspeed main.py --per_device_train_batch_size 1\n")
     [launch] = read_shell(script).launches
     assert launch.cwd == cwd and not launch.cwd_unknown
+
+
+def test_a_command_substitution_of_a_comment_is_an_empty_word():
+    """`--flag value `# a note` \\`: bash runs the comment and the word expands to nothing, so every flag after it is
+    still the command's (tree-sitter-bash reads the `#` as a comment that swallows the closing backquote)."""
+    script = read_shell(SAMPLES / "commented_flags.sh")
+    assert not script.diagnostics
+    (launch,) = script.launches
+    words = [arg.value for arg in launch.script_args]
+    assert words == ["--dataset=my-instructions", "--dataset_format=alpaca", "--learning_rate", "0.0001",
+                     "--per_device_train_batch_size", "1", "--model_name_or_path", "huggyllama/llama-7b",
+                     "--source_max_len", "512", "--output_dir", "out"]
+    model = launch.script_args[7]
+    assert (model.origin.line, model.origin.column) == (7, 26)
+
+
+def test_a_comment_substitution_inside_quotes_or_joined_to_a_word_is_not_blanked(tmp_path):
+    script = read_text(tmp_path, 'python t.py --note "a `# b`" --x `#c`d\n')
+    (launch,) = script.launches
+    assert launch.script_args[0].value == "--note"
+    # Inside quotes it expands to an empty string, not blanks: left to tree-sitter, which says what it cannot read.
+    assert any("which bash accepts" in diagnostic.message for diagnostic in script.diagnostics)

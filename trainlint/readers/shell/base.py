@@ -56,6 +56,8 @@ class ReaderBase:
             self.diagnostics.append(Diagnostic(DiagnosticKind.SYNTAX_ERROR, message, self.source.path, origin))
             return
         for mask in parsed.masks:
+            if mask.what == "blank":
+                continue  # read exactly as bash reads it: nothing is left unknown
             span = doc.span(*mask.span)
             text = shorten(self._outer_text(span), 40)
             self._unmodelled(f"tree-sitter-bash cannot parse `{text}`, which bash accepts; "

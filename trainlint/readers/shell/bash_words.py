@@ -20,6 +20,18 @@ _PLAIN_WORD = re.compile(rb"[^ \t\r\n;&|()<>\\'\"`$]+")
 _PLAIN_DQUOTE = re.compile(rb'[^"\\$`]+')
 
 
+def _comment_only(data: bytes, start: int, end: int) -> bool:
+    """`` `# a note` `` from `start` to `end`, a word of its own (a blank or a line start before it; a blank, a line
+    end, a `\\`-newline or the end of the file after it): bash runs a comment and the word expands to nothing."""
+    body = data[start + 1 : end - 1]
+    if b"\n" in body or not body.lstrip(b" \t").startswith(b"#"):
+        return False
+    before = data[start - 1 : start] if start else b"\n"
+    after = data[end : end + 1]
+    return before in (b" ", b"\t", b"\n") and (after in (b"", b" ", b"\t", b"\n", b"\r")
+                                                  or data[end : end + 2] == b"\\\n")
+
+
 @dataclass(frozen=True)
 class BashError:
     """Where bash's parser stops, and what it says in words a reader of the launcher understands."""
@@ -44,6 +56,7 @@ class WordScanner:
         self.pos = 0
         self.expansions: List[Span] = []
         self.heredocs: List[Span] = []
+        self.empty_substitutions: List[Span] = []
         self.pending: List[Tuple[int, bytes, bool]] = []  # here-docs whose body starts at the next newline
 
     def reject(self, offset: int, message: str) -> None:
@@ -124,6 +137,8 @@ class WordScanner:
             self.scan_dquote(start, depth + 1)
         elif char == b"`":
             self.scan_backquote()
+            if not in_dquote and _comment_only(data, start, self.pos):
+                self.empty_substitutions.append((start, self.pos))
         elif char == b"$":
             following = data[self.pos + 1 : self.pos + 2]
             if following == b"'" and not in_dquote:

@@ -38,6 +38,8 @@ class Verdict:
     certain: bool
     expansions: Tuple[Span, ...]
     heredocs: Tuple[Span, ...]
+    # `` `# a note` `` written as a word of its own: a command substitution of a comment, which expands to nothing
+    empty_substitutions: Tuple[Span, ...] = ()
 
     @property
     def rejected(self) -> bool:
@@ -48,7 +50,8 @@ def judge(data: bytes) -> Verdict:
     scanner = _Scanner(data)
     try:
         scanner.scan_list(None, 0)
-        return Verdict(None, True, tuple(scanner.expansions), tuple(scanner.heredocs))
+        return Verdict(None, True, tuple(scanner.expansions), tuple(scanner.heredocs),
+                       tuple(scanner.empty_substitutions))
     except Rejected as rejected:
         return Verdict(rejected.error, True, tuple(scanner.expansions), tuple(scanner.heredocs))
     except (Unsure, RecursionError):

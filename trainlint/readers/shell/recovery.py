@@ -5,7 +5,8 @@ file (a zsh-style `${(s:,:)x}` turns every later line into one broken expansion)
 (`certainty.judge`) find the file valid, each such construct is masked with bytes of the same length that
 tree-sitter reads (so every offset still points into the original file) and the file is parsed again: a
 `${...}` becomes a placeholder expansion whose value is unknown, a here-doc with no command becomes blank
-lines, a `\\` on the last line becomes a space, an escaped `\\<` in a test becomes `==`. What is still
+lines, a `\\` on the last line becomes a space, an escaped `\\<` in a test becomes `==`, and a command substitution
+of a comment alone (`` `# a note` ``), which bash expands to nothing, becomes blanks. What is still
 unparsed afterwards is reported as a construct the reader does not model, never as a syntax error: only
 `certainty` decides that bash rejects a file.
 """
@@ -33,7 +34,7 @@ class Mask:
     """A construct tree-sitter cannot parse, replaced by same-length text it can."""
 
     span: Span
-    what: str  # "expansion", "here-doc", "backslash" or "escaped"
+    what: str  # "expansion", "here-doc", "backslash", "escaped" or "blank"
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,15 @@ class ParsedScript:
 
 def parse_script(data: bytes) -> ParsedScript:
     verdict = judge(data)
-    tree = parse(data)
-    masks: List[Mask] = []
     if verdict.rejected or not verdict.certain:
-        return ParsedScript(data, tree, verdict, ())
+        return ParsedScript(data, parse(data), verdict, ())
+    # A command substitution of a comment (`` `# a note` `` after a flag) expands to nothing; tree-sitter-bash reads
+    # its `#` as a comment that swallows the closing backquote and the lines after it.
+    masks: List[Mask] = [Mask(span, "blank") for span in verdict.empty_substitutions]
     masked = data
+    for mask in masks:
+        masked = apply(masked, mask)
+    tree = parse(masked)
     for _ in range(MAX_ROUNDS):
         if not tree.root_node.has_error:
             break
