@@ -30,3 +30,13 @@ def test_the_configs_process_count_holds_when_the_command_line_gives_none(cli, t
     document = _check(cli, tmp_path, "accelerate launch --config_file configs/ddp.yaml " + _FLAGS)
     assert [f["code"] for f in document["findings"] if f["severity"] == "error"] == ["TL112"]
     assert document["runs"][0]["settings"]["world_size"]["value"] == 8
+
+
+def test_a_mismatch_is_reported_at_the_command_lines_count_and_fixed_there(cli, tmp_path):
+    document = _check(cli, tmp_path, "accelerate launch --config_file configs/ddp.yaml --num_processes 4 " + _FLAGS)
+    (mismatch,) = [f for f in document["findings"] if f["code"] == "TL112"]
+    assert (mismatch["path"], mismatch["line"], mismatch["column"]) == ("run.sh", 1, 66)  # the `4`, not the config
+    _, out, _ = cli.run(tmp_path, "fix", "run.sh", "--isolated", "--unsafe-fixes", "--gpu", "rtx4090", "--num-gpus",
+                        "1", "--diff")
+    assert "-accelerate launch --config_file configs/ddp.yaml --num_processes 4 " in out
+    assert "+accelerate launch --config_file configs/ddp.yaml --num_processes 1 " in out

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, List
+from typing import Collection, Dict, List
 
 from trainlint.core import Setting
 from trainlint.knobs import KNOBS, knob_for
@@ -12,9 +12,13 @@ from trainlint.resolution.precedence import Candidates
 KNOB_TYPES = {spec.name: spec.type for spec in KNOBS}
 
 
-def config_values(config: ConfigFile, namespace: str, candidates: Candidates) -> None:
-    """The knobs a config file's keys pin, its keys read in the spelling of `namespace`."""
+def config_values(config: ConfigFile, namespace: str, candidates: Candidates,
+                  overridden: Collection[str] = ()) -> None:
+    """The knobs a config file's keys pin, its keys read in the spelling of `namespace`; a key whose last part is in
+    `overridden` is left to what overrides it (an option given on the command line)."""
     for key, setting in config.values.items():
+        if key.rpartition(".")[2] in overridden:
+            continue
         name = knob_for(key, namespace)
         if name is not None:
             candidates.add(name, setting)
@@ -42,9 +46,10 @@ class JobInputs:
     files: List[str] = field(default_factory=list)  # every file the job reads
     configs: List[str] = field(default_factory=list)  # the config files among them
 
-    def read_config(self, config: ConfigFile, namespace: str) -> None:
-        """A config file the job reads: recorded, its problems kept, its keys pinning knobs."""
+    def read_config(self, config: ConfigFile, namespace: str, overridden: Collection[str] = ()) -> None:
+        """A config file the job reads: recorded, its problems kept, its keys pinning knobs (but those in
+        `overridden`, see config_values)."""
         self.files.append(config.path)
         self.configs.append(config.path)
         self.candidates.diagnostics.extend(config.diagnostics)
-        config_values(config, namespace, self.candidates)
+        config_values(config, namespace, self.candidates, overridden)

@@ -157,9 +157,8 @@ def _accelerate(args: Sequence[Setting]) -> Optional[Setting]:
     count = _as_int(processes)
     if count is None:
         return _unknown(f"`--num_processes {processes.text}` cannot be resolved statically", processes)
-    # accelerate's --num_processes is the total over all machines. It is the launcher's own option: the config file
-    # fills only the options the command line leaves out, so this count overrides its `num_processes`.
-    return replace(_derived(count, "--num_processes", processes, machines), kind=SourceKind.LAUNCHER_FLAG)
+    # accelerate's --num_processes is the total over all machines.
+    return _derived(count, "--num_processes", processes, machines)
 
 
 # Options of a process-starting wrapper that take a value, by their long name; short spellings map to them.

@@ -4,7 +4,7 @@ configure through it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Collection, Optional, Sequence
+from typing import Collection, FrozenSet, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
@@ -34,11 +34,18 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
             Unknown(f"the accelerate config `{config_setting.value}` is not read; it may shard the model (FSDP or "
                     "DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
         return
-    inputs.read_config(config, ACCELERATE_SPELLING)
+    # accelerate fills from the config file only the options the command line leaves out.
+    inputs.read_config(config, ACCELERATE_SPELLING, overridden=_given_options(launcher_args))
     ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
                                deepspeed.ConfigView(cwd_unknown=cwd_unknown))
+
+
+def _given_options(launcher_args: Sequence[Setting]) -> FrozenSet[str]:
+    """The options `accelerate launch` is given (`--num_processes=1`, `--num-processes 1`), as config keys."""
+    return frozenset(word.value[2:].split("=", 1)[0].replace("-", "_") for word in launcher_args
+                     if isinstance(word.value, str) and word.value.startswith("--") and len(word.value) > 2)
 
 
 # `accelerate launch` options that choose the backend themselves: the default config's choice is then not taken.
