@@ -40,3 +40,11 @@ def test_a_mismatch_is_reported_at_the_command_lines_count_and_fixed_there(cli, 
                         "1", "--diff")
     assert "-accelerate launch --config_file configs/ddp.yaml --num_processes 4 " in out
     assert "+accelerate launch --config_file configs/ddp.yaml --num_processes 1 " in out
+
+
+def test_other_options_of_the_command_line_override_the_config_too(cli, tmp_path):
+    launcher = "accelerate launch --config_file configs/ddp.yaml --mixed_precision=fp16 --num_machines 1 " + _FLAGS
+    document = _check(cli, tmp_path, launcher)
+    settings = document["runs"][0]["settings"]
+    assert settings["mixed_precision"]["value"] == "fp16" and settings["mixed_precision"]["path"] == "run.sh"
+    assert settings["world_size"]["value"] == 8  # the config's count, which the command line leaves

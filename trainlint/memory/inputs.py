@@ -186,6 +186,9 @@ class JobInputs:
     checkpointing: bool
     attention: Attention
     optimizer: str
+    # bitsandbytes' paged optimizers (`paged_adamw_32bit`, ...) keep their states in CUDA unified memory, which moves
+    # them to CPU memory when the GPU runs short: they cannot exhaust the GPU (docs/memory-model.md §4).
+    optimizer_pages_out: bool
     vision_trainable: bool
     vision_builtin: bool  # the tower is part of the model's own module tree
     eval_runs: bool
@@ -256,7 +259,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         frozen_base=frozen_base or bool(code_freeze), frozen_in_code=code_freeze,
         quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
-        optimizer=optimizer, vision_trainable=vision_trainable,
+        optimizer=optimizer, optimizer_pages_out=pages_out(optimizer), vision_trainable=vision_trainable,
         vision_builtin=bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER)),
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
@@ -517,10 +520,15 @@ def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:
         notes.note(f"tensor/pipeline parallelism over {degree} GPUs is not modelled: every GPU is counted with "
                    f"the whole model's states (an upper bound; no memory rule judges this job)")
     optimizer = knobs.str(K.OPTIM) or "adamw_torch"
-    if "paged" in optimizer:
+    if pages_out(optimizer):
         notes.note(f"{optimizer}: a paged optimizer's states move to CPU memory when the GPU runs short, so they are "
                    "not counted on the GPU")
     return optimizer
+
+
+def pages_out(optimizer: str) -> bool:
+    """A bitsandbytes paged optimizer (`paged_adamw_32bit`, `paged_adamw_8bit`, `paged_lion_8bit`, ...)."""
+    return "paged" in optimizer
 
 
 def _vision_trainable(knobs: KnobReader, vision: Optional[ModelSpec], notes: EstimateNotes) -> bool:

@@ -302,16 +302,9 @@ def gradients_bytes(model: ModelSpec, split: ParameterSplit, job: JobInputs) -> 
     return split.trainable * (2 if job.weights_half else 4)
 
 
-def pages_to_host(optimizer: str) -> bool:
-    """bitsandbytes' paged optimizers (`paged_adamw_32bit`, `paged_adamw_8bit`, ...) keep their states in CUDA unified
-    memory, which moves them to CPU memory when the GPU runs short: they cannot exhaust the GPU (docs/memory-model.md
-    §4)."""
-    return "paged" in optimizer
-
-
 def optimizer_bytes(split: ParameterSplit, job: JobInputs) -> float:
     """Optimizer states, with the fp32 master copy where one is kept: docs/memory-model.md §3-§5."""
-    if pages_to_host(job.optimizer):
+    if job.optimizer_pages_out:
         return 0.0
     if job.fsdp:
         return fsdp_optimizer_bytes(split, job)

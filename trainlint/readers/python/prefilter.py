@@ -34,7 +34,8 @@ from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
 from trainlint.readers.python.overrides import KBIT_PREPARATION, LORA_CONVERSION
-from trainlint.readers.python.tree_nodes import last_name, walk, walk_all
+from trainlint.readers.python.tree_nodes import last_name, walk_all
+from trainlint.readers.python.tree_nodes import walk as tree_walk
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
 # Calls the collector hands to an extractor by their last name (the rest: HF_PARSERS, OTHER_CALL_KEYWORDS,
@@ -221,7 +222,7 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
 
 def _holds_call(expression: ast.AST) -> bool:
     return any(
-        isinstance(node, ast.Call) and _dispatched(last_name(node.func)) for node in walk(expression)
+        isinstance(node, ast.Call) and _dispatched(last_name(node.func)) for node in tree_walk(expression)
     )
 
 

@@ -3,12 +3,13 @@ the trainer, and FSDP, which HF's `--fsdp`, accelerate's plugin and axolotl's `f
 configure through it."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Collection, FrozenSet, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
-from trainlint.knobs import K, coerce
+from trainlint.knobs import K, coerce, knob_for
 from trainlint.resolution.flags import option_value
 from trainlint.resolution.frameworks import deepspeed
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
@@ -35,7 +36,9 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
                     "DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
         return
     # accelerate fills from the config file only the options the command line leaves out.
-    inputs.read_config(config, ACCELERATE_SPELLING, overridden=_given_options(launcher_args))
+    given = _given_options(launcher_args)
+    inputs.read_config(config, ACCELERATE_SPELLING, overridden=given)
+    _command_line_values(inputs.candidates, launcher_args, given)
     ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
@@ -46,6 +49,21 @@ def _given_options(launcher_args: Sequence[Setting]) -> FrozenSet[str]:
     """The options `accelerate launch` is given (`--num_processes=1`, `--num-processes 1`), as config keys."""
     return frozenset(word.value[2:].split("=", 1)[0].replace("-", "_") for word in launcher_args
                      if isinstance(word.value, str) and word.value.startswith("--") and len(word.value) > 2)
+
+
+# Where a config key sits below the options of the same name: `--zero_stage` is `deepspeed_config.zero_stage`.
+_CONFIG_SECTIONS = ("", "deepspeed_config.", "fsdp_config.")
+
+
+def _command_line_values(candidates: Candidates, launcher_args: Sequence[Setting], given: FrozenSet[str]) -> None:
+    """The values of the options given in place of the config file's (`--mixed_precision fp16`, `--zero_stage 3`).
+    The process count is world.py's, which reads it with the machine count."""
+    for name in sorted(given):
+        knob = next((found for found in (knob_for(section + name, ACCELERATE_SPELLING) for section in _CONFIG_SECTIONS)
+                     if found is not None), None)
+        value = option_value(launcher_args, name) if knob not in (None, K.WORLD_SIZE) else None
+        if value is not None:
+            candidates.add(knob, replace(value, kind=SourceKind.LAUNCHER_FLAG))
 
 
 # `accelerate launch` options that choose the backend themselves: the default config's choice is then not taken.
