@@ -25,6 +25,7 @@ from trainlint.fixers.derived import value_after_edits
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
 from trainlint.fixers.editors.common import ComputedValue
 from trainlint.fixers.edits import by_path, collide
+from trainlint.fixers.shared_configs import CONFIG_KINDS, OutsideReaders, outside_readers_problem
 from trainlint.formats import FileKind
 from trainlint.knobs import K
 from trainlint.linter import LintResult
@@ -95,6 +96,7 @@ class Planner:
         self.read = _FileCache()
         self._ports: Dict[str, Optional[PortPlan]] = {}
         self._chosen: Dict[str, Optional[Plan]] = {}
+        self._outside = OutsideReaders(result.scan.scanned)
 
     # ------------------------------------------------------------ port plans
     def port(self, run_id: str) -> Optional[PortPlan]:
@@ -129,6 +131,7 @@ class Planner:
         try:
             edits = _merged_insertions(self._change_edits(finding))
             _check_consistent(edits)
+            self._check_outside_readers(finding, edits)
         except Refused as refusal:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
         return PlannedFix(finding, tuple(edits), fix.applicability)
@@ -149,11 +152,23 @@ class Planner:
         try:
             edits = self._text_edits(finding) + self._change_edits(finding)
             _check_consistent(edits)
+            self._check_outside_readers(finding, edits)
         except Refused as refusal:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
         if not edits:
             return PlannedFix(finding, (), fix.applicability)  # the values are already written
         return PlannedFix(finding, tuple(edits), fix.applicability)
+
+    def _check_outside_readers(self, finding: Finding, edits: List[Edit]) -> None:
+        """No edit of a config file that launchers the check did not read name too (shared_configs.py); the job's own
+        recipe is its own."""
+        run = self.runs.get(finding.run_id or "")
+        own = {run.path} if run is not None else set()
+        for path in dict.fromkeys(edit.origin.path for edit in edits):
+            if path not in own and file_kind(path) in CONFIG_KINDS:
+                readers = self._outside.naming(path)
+                if readers:
+                    raise Refused(outside_readers_problem(path, readers))
 
     def _text_edits(self, finding: Finding) -> List[Edit]:
         edits = []
