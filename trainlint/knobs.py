@@ -74,6 +74,7 @@ class K(str, Enum):
     TUNE_MM_MLP_ADAPTER = "tune_mm_mlp_adapter"
     MM_TUNABLE_PARTS = "mm_tunable_parts"
     FREEZE_BACKBONE = "freeze_backbone"
+    FREEZE_LLM = "freeze_llm"
     AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
     USE_GALORE = "use_galore"
     PACKING = "packing"
@@ -360,6 +361,9 @@ KNOBS: Tuple[Knob, ...] = (
     # (`mm_mlp_adapter`, `mm_vision_resampler`, `mm_vision_tower`, `mm_language_model`).
     Knob(K.MM_TUNABLE_PARTS, str, "the parts of a multimodal model that train", {ARGS: ("mm_tunable_parts",)}),
     Knob(K.FREEZE_BACKBONE, bool, "the language model is frozen", {ARGS: ("freeze_backbone",)}),
+    # A script with a switch of its own for the language model (InternVL, Phi3-Vision-Finetune) names the LLM with it;
+    # its `freeze_backbone`, when it has one, freezes another part (InternVL's vision model).
+    Knob(K.FREEZE_LLM, bool, "the language model is frozen (its own switch)", {ARGS: ("freeze_llm",)}),
     Knob(
         K.AUTO_FIND_BATCH_SIZE,
         bool,

@@ -611,10 +611,14 @@ def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
     parts = _tunable_parts(knobs)
     if parts is not None:
         return "mm_language_model" not in parts
-    if knobs.bool(K.TUNE_MM_MLP_ADAPTER) or knobs.bool(K.FREEZE_BACKBONE):
+    # The LLM's own switch, where the script has one, says what LLaVA's `freeze_backbone` says elsewhere.
+    llm_switch = K.FREEZE_LLM if knobs.get(K.FREEZE_LLM) is not None or knobs.is_unknown(K.FREEZE_LLM) \
+        else K.FREEZE_BACKBONE
+    if knobs.bool(K.TUNE_MM_MLP_ADAPTER) or knobs.bool(llm_switch):
         return True
-    if knobs.is_unknown(K.TUNE_MM_MLP_ADAPTER) or knobs.is_unknown(K.FREEZE_BACKBONE):
-        notes.unknown("frozen_base", "whether the LLM is frozen (tune_mm_mlp_adapter) is unknown: assumed frozen")
+    if knobs.is_unknown(K.TUNE_MM_MLP_ADAPTER) or knobs.is_unknown(llm_switch):
+        notes.unknown("frozen_base", f"whether the LLM is frozen (tune_mm_mlp_adapter, {llm_switch}) is unknown: "
+                                     "assumed frozen")
         return True
     return False
 

@@ -165,7 +165,7 @@ def parameter_split(model: ModelSpec, vision: Optional[ModelSpec], job: JobInput
         trainable, copies, frozen = PROJECTOR_PARAMS, 0.0, llm
         if not job.frozen_in_code:  # else the estimate's unknowns say where code freezes parameters
             notes.note("only the multimodal projector trains: the LLM is frozen (tune_mm_mlp_adapter / "
-                       "freeze_backbone)")
+                       "freeze_backbone / freeze_llm)")
     else:
         trainable, copies, frozen = llm, 0.0, 0.0
     if vision is not None:

@@ -23,8 +23,8 @@ from trainlint.resolution.precedence import Candidates
 
 FROZEN_IN_CODE = "frozen_in_code"
 # Knobs whose value already says which parameters train: a branch on one of them is what the memory model follows.
-TRAINABLE_SET_KNOBS = frozenset({K.TUNE_MM_MLP_ADAPTER, K.FREEZE_BACKBONE, K.TUNE_VISION, K.FREEZE_VISION_TOWER,
-                                 K.LORA, K.MM_TUNABLE_PARTS})
+TRAINABLE_SET_KNOBS = frozenset({K.TUNE_MM_MLP_ADAPTER, K.FREEZE_BACKBONE, K.FREEZE_LLM, K.TUNE_VISION,
+                                 K.FREEZE_VISION_TOWER, K.LORA, K.MM_TUNABLE_PARTS})
 # What a statement freezes, when it names a part the memory model counts apart from the trained LLM (the vision
 # tower, frozen unless a knob says it trains; the small projector) or not at all (another model of the job).
 _EXPLAINED_TARGET = re.compile(
