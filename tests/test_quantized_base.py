@@ -52,6 +52,8 @@ def test_an_unreadable_quantization_switch_counts_as_on(cli, tmp_path):
     run = document["runs"][0]
     assert run["settings"]["bits"]["value"] is None and "USE_8BIT" in run["settings"]["bits"]["reason"]
     assert "4-bit base: linear weights at 0.53 B/param, embeddings 16-bit" in run["memory"]["assumptions"]
+    assert ("whether the base model is quantized is unknown (load_in_8bit is expression `USE_8BIT`): assumed 4-bit"
+            in run["memory"]["unknowns"])
 
 
 _AWQ_RECIPE = """\

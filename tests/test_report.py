@@ -264,7 +264,7 @@ def test_json_runs_have_null_with_reason_for_unknowns(sample: Sample) -> None:
     assert finetune["memory"] == {
         "gpu": "a100-40gb", "capacity_gib": 39.4, "peak_gib": 47.12, "low_gib": 41.0, "high_gib": 53.0,
         "breakdown": {"weights": 13.5, "gradients": 1.7, "optimizer": 6.8, "activations": 19.6, "overhead": 5.5},
-        "assumptions": ["world size assumed 8 (the | count is unknown)"],
+        "assumptions": ["world size assumed 8 (the | count is unknown)"], "unknowns": [],
     }
     assert list(lora) == ["id", "launcher", "entry", "world_size", "settings", "effective_batch", "memory"]
     assert (lora["world_size"], lora["effective_batch"], lora["memory"]) == (4, 64, None)

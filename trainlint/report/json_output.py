@@ -161,6 +161,7 @@ def memory_document(estimate: MemoryEstimate) -> Json:
         "high_gib": _gib(estimate.high_gib),
         "breakdown": dict(breakdown),
         "assumptions": list(estimate.assumptions),
+        "unknowns": list(estimate.unknowns),
     }
 
 
