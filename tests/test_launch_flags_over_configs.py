@@ -48,3 +48,22 @@ def test_other_options_of_the_command_line_override_the_config_too(cli, tmp_path
     settings = document["runs"][0]["settings"]
     assert settings["mixed_precision"]["value"] == "fp16" and settings["mixed_precision"]["path"] == "run.sh"
     assert settings["world_size"]["value"] == 8  # the config's count, which the command line leaves
+
+
+_ZERO = '{{"zero_optimization": {{"stage": {stage}}}, "train_micro_batch_size_per_gpu": "auto"}}\n'
+
+
+def test_the_command_lines_deepspeed_config_file_is_read_with_or_without_a_config_file(cli, tmp_path):
+    """open-instruct's `accelerate launch --use_deepspeed --deepspeed_config_file stage3.conf`: ZeRO-3, not "no
+    DeepSpeed config"; beside a config file that names another DeepSpeed config, the command line's wins."""
+    write_tree(tmp_path, {"ds/stage3.conf": _ZERO.format(stage=3), "ds/stage2.json": _ZERO.format(stage=2),
+                          "configs/ds.yaml": "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+                                             "  deepspeed_config_file: ds/stage2.json\n"})
+    alone = _check(cli, tmp_path, "accelerate launch --use_deepspeed --num_processes 1 --deepspeed_config_file "
+                                  "ds/stage3.conf " + _FLAGS)
+    assert alone["runs"][0]["settings"]["zero_stage"]["value"] == 3
+    beside = _check(cli, tmp_path, "accelerate launch --config_file configs/ds.yaml --deepspeed_config_file "
+                                   "ds/stage3.conf " + _FLAGS)
+    assert beside["runs"][0]["settings"]["zero_stage"]["value"] == 3
+    config_only = _check(cli, tmp_path, "accelerate launch --config_file configs/ds.yaml " + _FLAGS)
+    assert config_only["runs"][0]["settings"]["zero_stage"]["value"] == 2

@@ -21,25 +21,25 @@ from trainlint.resolution.workspace import Workspace
 
 def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: Sequence[Setting],
                        dirs: Sequence[Path], cwd_unknown: bool = False) -> None:
-    """The `--config_file` of `accelerate launch`, and the DeepSpeed config it names in turn (`cwd_unknown`:
-    the launch runs from a directory not known statically, relative to which that config is named)."""
-    config_setting = option_value(launcher_args, "config_file")
-    if config_setting is None or not isinstance(config_setting.value, str):
-        return
-    path = workspace.find(config_setting.value, dirs)
-    config = workspace.config(path) if path is not None else None
-    if config is None or (config.diagnostics and not config.values):
-        # The config that chooses accelerate's backend (FSDP, DeepSpeed or plain data parallel) is not there to
-        # read (elsewhere on the author's machine, outside the tree, or unreadable): the sharding is unknown.
-        inputs.candidates.add(K.ZERO_STAGE, Setting(
-            Unknown(f"the accelerate config `{config_setting.value}` is not read; it may shard the model (FSDP or "
-                    "DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
-        return
-    # accelerate fills from the config file only the options the command line leaves out.
+    """The `--config_file` of `accelerate launch`, and the DeepSpeed config it or the command line names in turn
+    (`cwd_unknown`: the launch runs from a directory not known statically, relative to which that config is named)."""
     given = _given_options(launcher_args)
-    inputs.read_config(config, ACCELERATE_SPELLING, overridden=given)
-    _command_line_values(inputs.candidates, launcher_args, given)
-    ds_file = config.values.get("deepspeed_config.deepspeed_config_file")
+    ds_file = option_value(launcher_args, "deepspeed_config_file")  # given on the command line, it wins
+    config_setting = option_value(launcher_args, "config_file")
+    if config_setting is not None and isinstance(config_setting.value, str):
+        path = workspace.find(config_setting.value, dirs)
+        config = workspace.config(path) if path is not None else None
+        if config is None or (config.diagnostics and not config.values):
+            # The config that chooses accelerate's backend (FSDP, DeepSpeed or plain data parallel) is not there to
+            # read (elsewhere on the author's machine, outside the tree, or unreadable): the sharding is unknown.
+            inputs.candidates.add(K.ZERO_STAGE, Setting(
+                Unknown(f"the accelerate config `{config_setting.value}` is not read; it may shard the model (FSDP "
+                        "or DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
+            return
+        # accelerate fills from the config file only the options the command line leaves out.
+        inputs.read_config(config, ACCELERATE_SPELLING, overridden=given)
+        _command_line_values(inputs.candidates, launcher_args, given)
+        ds_file = ds_file or config.values.get("deepspeed_config.deepspeed_config_file")
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
                                deepspeed.ConfigView(cwd_unknown=cwd_unknown))
