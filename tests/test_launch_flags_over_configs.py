@@ -67,3 +67,13 @@ def test_the_command_lines_deepspeed_config_file_is_read_with_or_without_a_confi
     assert beside["runs"][0]["settings"]["zero_stage"]["value"] == 3
     config_only = _check(cli, tmp_path, "accelerate launch --config_file configs/ds.yaml " + _FLAGS)
     assert config_only["runs"][0]["settings"]["zero_stage"]["value"] == 2
+
+
+def test_the_command_lines_mixed_precision_is_read_without_a_config_file(cli, tmp_path):
+    """`accelerate launch --mixed_precision bf16` (34 launchers of the fetched repositories) hands bf16 to a trainer
+    left at its defaults, as a config file's `mixed_precision` does."""
+    document = _check(cli, tmp_path, "accelerate launch --multi_gpu --num_processes 1 --mixed_precision bf16 "
+                      + _FLAGS.replace("--bf16 True ", ""))
+    settings = document["runs"][0]["settings"]
+    assert settings["mixed_precision"]["value"] == "bf16" and settings["bf16"]["value"] is True
+    assert "TL105" not in [f["code"] for f in document["findings"]]

@@ -38,8 +38,8 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
             return
         # accelerate fills from the config file only the options the command line leaves out.
         inputs.read_config(config, ACCELERATE_SPELLING, overridden=given)
-        _command_line_values(inputs.candidates, launcher_args, given)
         ds_file = ds_file or config.values.get("deepspeed_config.deepspeed_config_file")
+    _command_line_values(inputs.candidates, launcher_args, given)
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
                                deepspeed.ConfigView(cwd_unknown=cwd_unknown))
@@ -56,8 +56,9 @@ _CONFIG_SECTIONS = ("", "deepspeed_config.", "fsdp_config.")
 
 
 def _command_line_values(candidates: Candidates, launcher_args: Sequence[Setting], given: FrozenSet[str]) -> None:
-    """The values of the options given in place of the config file's (`--mixed_precision fp16`, `--zero_stage 3`).
-    The process count is world.py's, which reads it with the machine count."""
+    """The values of the options the command line gives, in place of a config file's or of accelerate's defaults
+    (`--mixed_precision bf16`, `--zero_stage 3`). The process count is world.py's, which reads it with the machine
+    count."""
     for name in sorted(given):
         knob = next((found for found in (knob_for(section + name, ACCELERATE_SPELLING) for section in _CONFIG_SECTIONS)
                      if found is not None), None)
