@@ -382,10 +382,12 @@ def _why(setting: Optional[Setting]) -> str:
 def _quantization_bits(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> int:
     bits = knobs.int(K.BITS)
     if bits is None and knobs.is_unknown(K.BITS):
-        # Like every setting that lowers memory, a quantization switch that cannot be read counts as on.
+        # Like every setting that lowers memory, a quantization switch that cannot be read counts as on: the fewest
+        # bits an unreadable switch can give (an 8-bit one alone cannot give 4).
+        assumed = 8 if knobs.is_unknown(K.LOAD_IN_8BIT) and not knobs.is_unknown(K.LOAD_IN_4BIT) else 4
         notes.unknown("bits", f"whether the base model is quantized is unknown{_why(run.setting(K.BITS))}: "
-                              "assumed 4-bit")
-        return 4
+                              f"assumed {assumed}-bit")
+        return assumed
     return bits or 16
 
 
