@@ -137,11 +137,9 @@ _SCALARS = frozenset({type(None), bool, int, float, str})
 
 
 def _content_key(item: Any) -> Any:
-    """An item as its JSON text would tell it apart: by type (True is not 1, nor 1.0 1), a float by its repr
-    (-0.0 is not 0.0), a reference by its index."""
+    """A non-string item as its JSON text would tell it apart: by type (True is not 1, nor 1.0 1), a float by its
+    repr (-0.0 is not 0.0), a reference by its index. Strings, most items, are their own key."""
     kind = type(item)
-    if kind is str:
-        return item
     if kind is list:
         return (list, item[0])
     return (kind, repr(item) if kind is float else item)

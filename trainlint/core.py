@@ -170,6 +170,10 @@ def suffixes_of(*kinds: FileKind) -> frozenset:
 # What a folder is searched for: launchers and recipes (Python and JSON files are read when one refers to them).
 DISCOVERED_SUFFIXES = suffixes_of(FileKind.SHELL, FileKind.YAML) - {".zsh"}
 
+# The words quantized exports of a model are published under (`TheBloke/Llama-2-7B-AWQ`, `Qwen-7B-Chat-Int4`,
+# `llama-3-8b-bnb-4bit`), by the bits their weights load in: the same architecture, stored quantized.
+QUANTIZED_EXPORT_BITS = {"int8": 8, "8bit": 8, "int4": 4, "4bit": 4, "awq": 4, "gptq": 4, "nf4": 4}
+
 
 class Launcher(str, Enum):
     """What starts the training processes (a recipe's framework command included). String-valued so the

@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
-from trainlint.core import TrainingRun
+from trainlint.core import QUANTIZED_EXPORT_BITS, TrainingRun
 from trainlint.inputs import note_folder, note_path
 from trainlint.knobs import K
 from trainlint.memory.size_from_name import stated_size
@@ -139,7 +139,7 @@ def _norm(name: str) -> str:
 
 # Suffixes that do not change the architecture (quantized exports, chat/instruct tunes, formats).
 _NEUTRAL_SUFFIXES = (
-    "-hf", "-chat", "-instruct", "-it", "-base", "-int4", "-int8", "-gptq", "-awq", "-4bit", "-8bit",
+    "-hf", "-chat", "-instruct", "-it", "-base", *(f"-{word}" for word in QUANTIZED_EXPORT_BITS),
     "-bf16", "-fp16", "-sft", "-v1.5", "-v1", "-pretrain", "-finetune", "-lora", "-merged",
 )
 

@@ -10,7 +10,7 @@ from typing import Dict, Tuple, Union
 from trainlint.core import Diagnostic
 from trainlint.readers.python.prefilter import stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
-from trainlint.readers.python.tree_nodes import walk
+from trainlint.readers.python.tree_nodes import breadth_first
 from trainlint.readers.source import read_source
 
 ClassBases = Dict[str, Tuple[str, ...]]
@@ -29,7 +29,7 @@ def read_class_bases(path: Union[str, Path]) -> ClassBases:
     found: ClassBases = {}
     try:
         tree = stdlib_tree(text)
-        for node in walk(tree) if tree is not None else ():
+        for node in breadth_first(tree) if tree is not None else ():
             if isinstance(node, ast.ClassDef):
                 found.setdefault(node.name, tuple(ast.unparse(base) for base in node.bases))
     except (RecursionError, MemoryError):

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from trainlint.readers.python.context import PARSE_METHODS
-from trainlint.readers.python.tree_nodes import walk as tree_walk
-from trainlint.readers.python.tree_nodes import walk_all
+from trainlint.readers.python.tree_nodes import breadth_first, breadth_first_all
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -86,7 +85,7 @@ class _File:
     def function_spans(self, function: ast.stmt) -> List[Span]:
         # a lookup from the header (a decorator, a default) is made in the function's own scope
         scope = _Scope(self)
-        header = _lookups(_walk_parts(statement_parts(function)[0]))
+        header = _lookups(breadth_first_all(statement_parts(function)[0]))
         spans = scope.idle_spans(function.body, header)  # type: ignore[attr-defined]
         self.looked_up |= scope.read
         return spans
@@ -185,7 +184,7 @@ class _Scope:
             if inner_kept and isinstance(statement, ast.If):
                 # the test of a branch that binds a looked-up name decides its value (adapters.py reads a name
                 # the test names: `is_chat_model = "chat" in ...`)
-                walk.looked_up.update(node.id for node in tree_walk(statement.test) if isinstance(node, ast.Name))
+                walk.looked_up.update(node.id for node in breadth_first(statement.test) if isinstance(node, ast.Name))
             walk.spans.extend(inner.spans)
             return True
         if id(statement) not in self._spans:  # the same in every pass
@@ -202,7 +201,7 @@ class _Scope:
         if found is None:
             own, blocks = statement_parts(statement)
             needed = isinstance(statement, ast.Return) or _binds_parsed_namespace(statement) or (
-                guarded and any(isinstance(node, ast.Call) for node in _walk_parts(own))
+                guarded and any(isinstance(node, ast.Call) for node in breadth_first_all(own))
             )
             found = _Parts(own, _bound(statement), needed, blocks)
             self._parts[id(statement)] = found
@@ -211,7 +210,7 @@ class _Scope:
     def _looked_up(self, statement: ast.stmt, own: Sequence[ast.AST]) -> FrozenSet[str]:
         found = self._lookups.get(id(statement))
         if found is None:
-            found = _lookups(_walk_parts(own))
+            found = _lookups(breadth_first_all(own))
             self._lookups[id(statement)] = found
         return found
 
@@ -252,11 +251,7 @@ def _bound(statement: ast.stmt) -> FrozenSet[str]:
     elif (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
           and isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name)):
         targets = [statement.value.func.value]  # `modules_to_save.append("vpm")` changes what the name holds
-    return frozenset(node.id for node in _walk_parts(targets) if isinstance(node, ast.Name))
-
-
-def _walk_parts(parts: Iterable[ast.AST]) -> List[ast.AST]:
-    return walk_all(parts)
+    return frozenset(node.id for node in breadth_first_all(targets) if isinstance(node, ast.Name))
 
 
 def _outside_functions(definition: ast.stmt) -> Iterator[ast.AST]:
@@ -302,7 +297,7 @@ def _binds_parsed_namespace(statement: ast.stmt) -> bool:
 
 
 def _mentions_name(expression: ast.expr, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name for node in tree_walk(expression))
+    return any(isinstance(node, ast.Name) and node.id == name for node in breadth_first(expression))
 
 
 def _whole_lines(statement: ast.stmt, lines: Sequence[str]) -> Optional[Span]:

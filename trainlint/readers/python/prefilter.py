@@ -34,8 +34,7 @@ from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
 from trainlint.readers.python.overrides import KBIT_PREPARATION, LORA_CONVERSION
-from trainlint.readers.python.tree_nodes import last_name, walk_all
-from trainlint.readers.python.tree_nodes import walk as tree_walk
+from trainlint.readers.python.tree_nodes import breadth_first, breadth_first_all, last_name
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
 # Calls the collector hands to an extractor by their last name (the rest: HF_PARSERS, OTHER_CALL_KEYWORDS,
@@ -159,7 +158,7 @@ def screen_module(plan: Plan, module: cst.Module) -> Optional[Screen]:
         for group, statement in groups
         if not isinstance(statement, cst.SimpleStatementLine)
         or _long(lines, group)
-        or any(isinstance(node, ast.Call) for node in walk_all(group))
+        or any(isinstance(node, ast.Call) for node in breadth_first_all(group))
     )
     return Screen(walk, first_lines, plan.eval_builders, frozenset(skip), functions, anchors, calling)
 
@@ -222,7 +221,7 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
 
 def _holds_call(expression: ast.AST) -> bool:
     return any(
-        isinstance(node, ast.Call) and _dispatched(last_name(node.func)) for node in tree_walk(expression)
+        isinstance(node, ast.Call) and _dispatched(last_name(node.func)) for node in breadth_first(expression)
     )
 
 

@@ -35,7 +35,7 @@ def tree_nodes(tree: Optional[ast.AST]) -> Optional[TreeNodes]:
     ifs: List[ast.If] = []
     assignments: List[Assignment] = []
     names: List[ast.Name] = []
-    for node in walk(tree):
+    for node in breadth_first(tree):
         kind = type(node)
         if kind is ast.Call:
             calls.append(node)  # type: ignore[arg-type]
@@ -51,7 +51,7 @@ def tree_nodes(tree: Optional[ast.AST]) -> Optional[TreeNodes]:
     return TreeNodes(tuple(calls), tuple(classes), tuple(ifs), tuple(assignments), tuple(names))
 
 
-def walk(root: ast.AST) -> List[ast.AST]:
+def breadth_first(root: ast.AST) -> List[ast.AST]:
     """The nodes of `root` (itself first) in the order `ast.walk` yields them, breadth first, operators and expression
     contexts left out. A list built in one loop: `ast.walk`'s generators per node cost more than the parse."""
     found = [root]
@@ -65,9 +65,9 @@ def walk(root: ast.AST) -> List[ast.AST]:
     return found
 
 
-def walk_all(roots: Iterable[ast.AST]) -> List[ast.AST]:
-    """`walk` of each root in turn."""
-    return [node for root in roots for node in walk(root)]
+def breadth_first_all(roots: Iterable[ast.AST]) -> List[ast.AST]:
+    """`breadth_first` of each root in turn."""
+    return [node for root in roots for node in breadth_first(root)]
 
 
 def last_name(node: ast.AST) -> Optional[str]:

@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from trainlint.core import Launcher, Setting, SourceKind, Unknown
+from trainlint.core import QUANTIZED_EXPORT_BITS, Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
 from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, PAIRED_SEQUENCES, add_switch
@@ -49,10 +49,12 @@ def _derive_bits(candidates: Candidates, context: DeriveContext) -> None:
                                            note=f"{name.value} is a checkpoint published in {bits}-bit"))
 
 
-# The suffixes quantized exports are published under, by the bits their weights load in (8-bit first: Qwen names
-# its GPTQ exports `-GPTQ-Int8` and `-GPTQ-Int4`).
-_QUANTIZED_EXPORTS = ((8, re.compile(r"(?<![a-z0-9])(?:int8|8bit|bnb-8bit)(?![a-z0-9])")),
-                      (4, re.compile(r"(?<![a-z0-9])(?:awq|gptq|int4|4bit|bnb-4bit|nf4)(?![a-z0-9])")))
+# A word of QUANTIZED_EXPORT_BITS, whole, by its bits (8-bit first: Qwen names its GPTQ exports `-GPTQ-Int8` and
+# `-GPTQ-Int4`).
+_QUANTIZED_EXPORTS = tuple(
+    (bits, re.compile(r"(?<![a-z0-9])(?:" + "|".join(word for word, of in QUANTIZED_EXPORT_BITS.items() if of == bits)
+                      + r")(?![a-z0-9])"))
+    for bits in (8, 4))
 
 
 def prequantized_bits(name: str) -> Optional[int]:
