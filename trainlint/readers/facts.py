@@ -105,6 +105,10 @@ class Keyword:
     setting: Setting
     reference: Optional[str] = None
     negated: bool = False
+    # The branches around the call that gives it (`if args.use_qlora: BitsAndBytesConfig(load_in_4bit=True)`),
+    # innermost first: the keyword is given when every one holds. Read for the calls outside the trainer config
+    # (`other_keywords`); the branches of a trainer config call are read as overrides.
+    gates: Tuple["Gate", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,9 @@ class PythonModule:
     argparse_args: Tuple[FieldDefault, ...] = ()
     # Each HfArgumentParser((A, B, C)) call: the class names it is given, as written.
     hf_parsers: Tuple[Tuple[str, ...], ...] = ()
+    # The callees of those calls that name a parser class of the project's own (`H4ArgumentParser`), whose
+    # methods may parse differently from HF's.
+    derived_parsers: Tuple[str, ...] = ()
     config_calls: Tuple[ConfigCall, ...] = ()
     trainer_calls: Tuple[TrainerCall, ...] = ()
     overrides: Tuple[Override, ...] = ()

@@ -72,6 +72,9 @@ class EntryFacts:
     # A class given to HfArgumentParser that is neither found in the scanned modules nor HF's own:
     # the set of accepted flags is then incomplete.
     unresolved_parser_class: bool = False
+    # A parser class of the project's own built on HfArgumentParser (`H4ArgumentParser((ModelArguments, ...))`):
+    # its dataclasses' fields are the script's arguments, but its own methods may parse flags HF's would refuse.
+    derived_parser: Optional[str] = None
     # Fields of parser classes that are not TrainingArguments (model and data arguments).
     plain_fields: Dict[str, FieldDefault] = field(default_factory=dict)
     # The repository's own Trainer the job trains with, when it is no HF Trainer at all (LOMO's `LOMOTrainer`, a
@@ -109,7 +112,8 @@ class EntryFacts:
 
     def accepted_flags(self) -> Optional[frozenset]:
         if not self.has_parser or self.unresolved_parser_class or self.unread_parser_helper is not None \
-                or self.parser_built_elsewhere or (self.inherits_hf and self.own_transformers):
+                or self.derived_parser is not None or self.parser_built_elsewhere \
+                or (self.inherits_hf and self.own_transformers):
             return None
         names = set(self.fields) | set(self.option_dest)
         if self.inherits_hf:
@@ -369,6 +373,7 @@ def _merge(facts: EntryFacts) -> None:
     for module in facts.modules:
         for parser in module.hf_parsers:
             parser_classes.extend(_last(name) for name in parser)
+        facts.derived_parser = facts.derived_parser or next(iter(module.derived_parsers), None)
     # The arguments deepspeed.add_config_arguments adds do not make the parser known: the script's
     # own may come from a helper outside the scanned modules (`parser = get_argument_parser()`).
     own_options = any(arg.owner != DEEPSPEED_ARGUMENTS_OWNER for m in facts.modules for arg in m.argparse_args)

@@ -25,6 +25,7 @@ from trainlint.resolution.frameworks.memory_features import (
     add_switch,
 )
 from trainlint.resolution.freezing import frozen_in_code
+from trainlint.resolution.gates import skipped
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -140,8 +141,14 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             setting = gated
         candidates.add(target, setting)
     _preference_trainers(facts, flags, candidates)
-    frozen_in_code(facts, lambda test: _test_holds(facts, flags, argparse_values, test), candidates)
+
+    def holds(test: Keyword) -> Optional[Tuple[bool, Setting]]:
+        return _test_holds(facts, flags, argparse_values, test)
+
+    frozen_in_code(facts, holds, candidates)
     for callee, keyword in facts.other_keywords:
+        if skipped(keyword.gates, holds):
+            continue  # given under a branch the launch skips (`if args.use_qlora:` with use_qlora off)
         if callee == CLASSIFICATION_HEAD:
             # The loss is over the labels: no vocabulary logits in training, none to gather in evaluation.
             add_switch(candidates, CLASSIFIER, keyword.setting, "a classification head")

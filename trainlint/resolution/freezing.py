@@ -13,12 +13,13 @@ origin is the statement."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import K, knob_for
-from trainlint.readers.facts import Freeze, Gate, Keyword
+from trainlint.readers.facts import Freeze
 from trainlint.resolution.entry import EntryFacts
+from trainlint.resolution.gates import TestHolds, gate_holds
 from trainlint.resolution.precedence import Candidates
 
 FROZEN_IN_CODE = "frozen_in_code"
@@ -31,10 +32,6 @@ _EXPLAINED_TARGET = re.compile(
     r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler|"
     r"\bref|_ref\b|reference|teacher|reward|critic|\bema\b|_ema\b|vae|text_encoder",
     re.IGNORECASE)
-
-# Whether one argument test holds, and the argument's value it was told from; None when it cannot be told.
-TestHolds = Callable[[Keyword], Optional[Tuple[bool, Setting]]]
-
 
 def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) -> None:
     """Adds FROZEN_IN_CODE for the first freezing statement that certainly runs, else the first that may."""
@@ -72,7 +69,7 @@ def _runs(freeze: Freeze, holds: TestHolds) -> Tuple[Optional[bool], str]:
     """(True: runs, False: is skipped, None: cannot be told; the condition that cannot be told)."""
     unknown = []
     for gate in freeze.gates:
-        decided = _gate_holds(gate, holds)
+        decided = gate_holds(gate, holds)
         if decided is False:
             return False, ""
         if decided is None:
@@ -80,17 +77,3 @@ def _runs(freeze: Freeze, holds: TestHolds) -> Tuple[Optional[bool], str]:
     if unknown:
         return None, f"`{unknown[0]}`"
     return True, ""
-
-
-def _gate_holds(gate: Gate, holds: TestHolds) -> Optional[bool]:
-    if not gate.tests:
-        return None
-    told = [holds(test) for test in gate.tests]
-    known = [result[0] for result in told if result is not None]
-    if gate.tests_any and any(known):
-        return True
-    if not gate.tests_any and not all(known):
-        return False
-    if len(known) == len(told):
-        return not gate.tests_any
-    return None

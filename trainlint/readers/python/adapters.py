@@ -17,6 +17,7 @@ from trainlint.readers.facts import ADAPTER_KEYWORDS, LORA_CONFIG, Keyword, Over
 from trainlint.readers.python.context import Assignment, Branch, condition_reason, describe_binding
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, keyword_args, literal_value
 from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.gates import negate
 from trainlint.readers.python.values import ValueReader
 
 # List methods that only add entries: the entries written in the literal stay in the list.
@@ -105,7 +106,7 @@ class AdapterReader:
         for binding in bindings:
             in_body = self._branches(binding.statement, bound=True)[0].in_body
             value = self._keyword(name, binding.value, note).setting
-            tests = terms if in_body else tuple(_negate(term) for term in terms)
+            tests = terms if in_body else tuple(negate(term) for term in terms)
             # `not (a or b)` holds when all of `not a`, `not b` do; `not (a and b)` when any does.
             self.findings.overrides.append(Override(
                 ADAPTER_KEYWORDS[name], value, LORA_CONFIG, tests=tests, tests_any=any_of if in_body else not any_of))
@@ -157,7 +158,7 @@ class AdapterReader:
         origin, text = ctx.origin(test), ctx.text(test)
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._term(test.expression, depth)
-            return _negate(inner) if inner is not None else None
+            return negate(inner) if inner is not None else None
         reference = self.values.argument_reference(test)
         if reference is not None:
             return Keyword(reference, Setting(True, SourceKind.CODE_KEYWORD, origin, text), reference)
@@ -203,6 +204,3 @@ class AdapterReader:
         scope.visit(_Calls())
         return frozenset(found)
 
-
-def _negate(term: Keyword) -> Keyword:
-    return Keyword(term.name, term.setting, term.reference, not term.negated)

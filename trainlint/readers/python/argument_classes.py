@@ -15,6 +15,15 @@ from trainlint.readers.python.imports import import_aliases
 from trainlint.readers.python.values import ValueReader
 
 HF_PARSERS = frozenset({"HfArgumentParser", "TrlParser"})
+# A project's own parser built on HfArgumentParser (alignment-handbook's `H4ArgumentParser`, open-instruct's
+# `ArgumentParserPlus`) is defined in another module; it is told by its name and its first argument: the tuple of
+# classes it parses, where argparse's own ArgumentParser takes the program's name.
+DERIVED_PARSER_WORD = "ArgumentParser"
+
+
+def may_be_hf_parser(callee: str) -> bool:
+    """Whether a call by this name may build an HF argument parser (a superset: the arguments decide)."""
+    return callee in HF_PARSERS or DERIVED_PARSER_WORD in callee
 
 
 class ArgumentClassReader:
@@ -85,8 +94,9 @@ class ArgumentClassReader:
         reason = f"default_factory `{ctx.short(factory)}`"
         return Setting(Unknown(reason), kind, ctx.origin(factory), ctx.text(factory), note=note)
 
-    def hf_parser_types(self, node: cst.Call) -> Optional[Tuple[str, ...]]:
-        """The dataclass types an `HfArgumentParser(...)` call parses into, as written."""
+    def hf_parser_types(self, node: cst.Call, callee: str) -> Optional[Tuple[str, ...]]:
+        """The dataclass types an `HfArgumentParser(...)` call parses into, as written; None for a call that
+        is no HF parser's (`argparse.ArgumentParser(description=...)`)."""
         keywords = keyword_args(node)
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
         types_arg = positional[0] if positional else keywords.get("dataclass_types")
@@ -95,6 +105,8 @@ class ArgumentClassReader:
         value = types_arg.value
         if isinstance(value, (cst.Tuple, cst.List)):
             return tuple(self.ctx.text(element.value) for element in value.elements)
+        if callee not in HF_PARSERS and keywords.get("dataclass_types") is not types_arg:
+            return None  # a derived parser is told by its tuple of classes (or the keyword that names them)
         return (self.ctx.text(value),)
 
 

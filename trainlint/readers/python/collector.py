@@ -9,7 +9,7 @@ import libcst as cst
 from trainlint.readers.facts import LORA_CONFIG, PythonModule
 from trainlint.readers.python.adapters import AdapterReader
 from trainlint.readers.python.argparse_args import read_add_argument, returns_remaining_strings
-from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader
+from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader, may_be_hf_parser
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, ConfigCallReader, is_config_class
 from trainlint.readers.python.context import Context
 from trainlint.readers.python.deepspeed_calls import (
@@ -95,6 +95,7 @@ class Collector(cst.CSTVisitor):
             dataclasses=tuple(found.dataclasses),
             argparse_args=tuple(found.argparse_args),
             hf_parsers=tuple(found.hf_parsers),
+            derived_parsers=tuple(found.derived_parsers),
             config_calls=tuple(found.config_calls),
             trainer_calls=tuple(found.trainer_calls),
             overrides=tuple(found.overrides),
@@ -125,10 +126,12 @@ class Collector(cst.CSTVisitor):
         elif callee == "parse_args_into_dataclasses":
             if returns_remaining_strings(node):
                 self.found.parse_known_args = True
-        elif callee in HF_PARSERS:
-            types = self.argument_classes.hf_parser_types(node)
+        elif may_be_hf_parser(callee):
+            types = self.argument_classes.hf_parser_types(node, callee)
             if types is not None:
                 self.found.hf_parsers.append(types)
+                if callee not in HF_PARSERS:
+                    self.found.derived_parsers.append(callee)
         elif is_config_class(callee):
             self.config_calls.config_call(node)
         elif callee.endswith("Trainer"):

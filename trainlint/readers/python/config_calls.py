@@ -3,15 +3,17 @@ keywords decide a knob (`Accelerator(...)`, `DataLoader(...)`, `from_pretrained(
 
 from __future__ import annotations
 
-from typing import Mapping, Tuple
+from dataclasses import replace
+from typing import Mapping, Optional, Tuple
 
 import libcst as cst
 
 from trainlint.core import Diagnostic, Setting, SourceKind
-from trainlint.readers.facts import CLASSIFICATION_HEAD, LEGACY_PPO_CONFIG, ConfigCall, Keyword
+from trainlint.readers.facts import CLASSIFICATION_HEAD, LEGACY_PPO_CONFIG, ConfigCall, Gate, Keyword
 from trainlint.readers.python.context import empty_origin
 from trainlint.readers.python.expressions import keyword_args
 from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.gates import GateReader
 from trainlint.readers.python.values import ValueReader
 
 # Calls whose keywords are TrainingArguments fields (HF and TRL config classes).
@@ -76,6 +78,7 @@ class ConfigCallReader:
         self.values = values
         self.ctx = values.ctx
         self.findings = findings
+        self.gates = GateReader(values)
 
     def config_call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -103,7 +106,8 @@ class ConfigCallReader:
         setting = Setting(
             True, SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node), note="get_peft_model() is called"
         )
-        self.findings.other_keywords.append(("get_peft_model", Keyword("called", setting)))
+        called = Keyword("called", setting, gates=self.gates.around(node))
+        self.findings.other_keywords.append(("get_peft_model", called))
 
     def knob_keywords(self, node: cst.Call, callee: str) -> None:
         if callee == "from_pretrained" and isinstance(node.func, cst.Attribute) \
@@ -113,7 +117,9 @@ class ConfigCallReader:
                               note="a classification head")
             self.findings.other_keywords.append((CLASSIFICATION_HEAD, Keyword("called", setting)))
         wanted = OTHER_CALL_KEYWORDS[callee]
+        gates: Optional[Tuple[Gate, ...]] = None
         for name, arg in keyword_args(node).items():
             if name in wanted:
                 keyword = self.values.keyword(name, arg.value, SourceKind.CODE_KEYWORD, f"{callee}({name}=...)")
-                self.findings.other_keywords.append((callee, keyword))
+                gates = self.gates.around(node) if gates is None else gates
+                self.findings.other_keywords.append((callee, replace(keyword, gates=gates)))

@@ -26,6 +26,7 @@ class Findings:
     dataclasses: List[DataclassInfo] = field(default_factory=list)
     argparse_args: List[FieldDefault] = field(default_factory=list)
     hf_parsers: List[Tuple[str, ...]] = field(default_factory=list)
+    derived_parsers: List[str] = field(default_factory=list)
     config_calls: List[ConfigCall] = field(default_factory=list)
     trainer_calls: List[TrainerCall] = field(default_factory=list)
     overrides: List[Override] = field(default_factory=list)

@@ -7,15 +7,14 @@ Whether the freezing runs, and whether a knob trainlint models explains it, is f
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List
 
 import libcst as cst
 
-from trainlint.core import Setting, SourceKind
-from trainlint.readers.facts import Freeze, Gate, Keyword
-from trainlint.readers.python.context import Branch
+from trainlint.readers.facts import Freeze
 from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name, literal_value
 from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.gates import GateReader
 from trainlint.readers.python.values import ValueReader
 
 FREEZE_METHOD = "requires_grad_"
@@ -29,6 +28,7 @@ class FreezeReader:
         self.values = values
         self.ctx = values.ctx
         self.findings = findings
+        self.gates = GateReader(values)
 
     def call(self, node: cst.Call) -> None:
         """`X.requires_grad_(False)`: freezes unless told True (`requires_grad_()` unfreezes)."""
@@ -51,12 +51,12 @@ class FreezeReader:
         literal = literal_value(switch)
         if literal is True or (isinstance(literal, (int, float)) and not isinstance(literal, bool) and literal):
             return  # unfreezes
-        gates = [self._gate(branch) for branch in ctx.conditions(node)]
+        gates = self.gates.around(node)
         if not (literal is False or literal == 0 or literal is None):
             # `requires_grad_(training_args.tune_vision)`: freezes when the value is false.
-            gates.insert(0, self._switch_gate(switch))
+            gates = (self.gates.when_false(switch), *gates)
         target = self._target(node, receiver)
-        self.findings.freezes.append(Freeze(ctx.origin(node), ctx.short(node), ctx.short(target), tuple(gates),
+        self.findings.freezes.append(Freeze(ctx.origin(node), ctx.short(node), ctx.short(target), gates,
                                             self._helper(node, target)))
 
     def _target(self, node: cst.CSTNode, receiver: CstExpr) -> CstExpr:
@@ -83,60 +83,6 @@ class FreezeReader:
         names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
         return scope.name.value if isinstance(root, cst.Name) and root.value in names else ""
 
-    # ------------------------------------------------ branch tests
-    def _gate(self, branch: Branch) -> Gate:
-        if branch.test is None:
-            return Gate((), False, "an exception being raised")
-        text = self.ctx.short(branch.test)
-        read = self._terms(branch.test)
-        if read is None:
-            return Gate((), False, text if branch.in_body else f"not ({text})")
-        tests, any_of = read
-        if branch.in_body:
-            return Gate(tests, any_of, text)
-        # `not (a or b)` holds when all of `not a`, `not b` do; `not (a and b)` when any does.
-        return Gate(tuple(_negate(test) for test in tests), not any_of, f"not ({text})")
-
-    def _switch_gate(self, switch: CstExpr) -> Gate:
-        """The statement freezes when the value it sets is false: the gate is `not value`."""
-        text = self.ctx.short(switch)
-        term = self._term(switch)
-        return Gate((_negate(term),) if term is not None else (), True, f"not ({text})")
-
-    def _terms(self, test: CstExpr) -> Optional[Tuple[Tuple[Keyword, ...], bool]]:
-        """A test as argument tests joined by one operator: (tests, joined by `or`), else None."""
-        if isinstance(test, cst.BooleanOperation):
-            parts: List[Keyword] = []
-            for side in (test.left, test.right):
-                if isinstance(side, cst.BooleanOperation) and type(side.operator) is not type(test.operator):
-                    return None
-                read = self._terms(side)
-                if read is None:
-                    return None
-                parts.extend(read[0])
-            return tuple(parts), isinstance(test.operator, cst.Or)
-        term = self._term(test)
-        return ((term,), True) if term is not None else None
-
-    def _term(self, test: CstExpr) -> Optional[Keyword]:
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self._term(test.expression)
-            return _negate(inner) if inner is not None else None
-        negated = False
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
-                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
-                and literal_value(test.comparisons[0].comparator) is None:
-            # `args.mm_tunable_parts is None`: read as `not args.mm_tunable_parts`, which a value that is not a
-            # switch leaves untold (a default None is told: the test holds).
-            negated = isinstance(test.comparisons[0].operator, cst.Is)
-            test = test.left
-        reference = self.values.argument_reference(test)
-        if reference is None:
-            return None
-        ctx = self.ctx
-        setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
-        return Keyword(reference, setting, reference, negated)
-
 
 def is_freeze_call(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and last_name(node.func) == FREEZE_METHOD
@@ -149,6 +95,3 @@ def _bound(target: cst.BaseExpression) -> List[str]:
         return [name for element in target.elements for name in _bound(element.value)]
     return []
 
-
-def _negate(term: Keyword) -> Keyword:
-    return Keyword(term.name, term.setting, term.reference, not term.negated)

@@ -27,7 +27,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 import libcst as cst
 
 from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
-from trainlint.readers.python.argument_classes import HF_PARSERS
+from trainlint.readers.python.argument_classes import DERIVED_PARSER_WORD, HF_PARSERS, may_be_hf_parser
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
 from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
@@ -60,7 +60,7 @@ ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"}
 DISPATCHED_NAME = re.compile(
     r"\b(?:" + "|".join(re.escape(name) for name in sorted(DISPATCHED_CALLS | HF_PARSERS | set(OTHER_CALL_KEYWORDS)
                                                            | TRL_CONFIGS)) + r")\b"
-    + r"|(?:Trainer|TrainingArguments)\b"
+    + r"|(?:Trainer|TrainingArguments)\b|" + DERIVED_PARSER_WORD
     + r"|(?i:lora)"
 )
 # libcst's visit takes a few frames per nesting level: fewer characters than this cannot exhaust the stack.
@@ -252,7 +252,7 @@ def _dispatched(callee: Optional[str]) -> bool:
         return False
     return (
         callee in DISPATCHED_CALLS
-        or callee in HF_PARSERS
+        or may_be_hf_parser(callee)
         or callee in OTHER_CALL_KEYWORDS
         or is_config_class(callee)
         or callee.endswith("Trainer")

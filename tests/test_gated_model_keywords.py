@@ -1,0 +1,71 @@
+"""Model keywords given under a branch on the script's arguments (`if args.use_qlora:
+BitsAndBytesConfig(load_in_4bit=True)`) count only when the launch takes that branch; and a project's own parser
+class built on HfArgumentParser (`ProjectArgumentParser((FinetuneArguments,))`) makes its dataclasses the script's
+arguments. Written after instruction-tuning scripts that keep full, LoRA and QLoRA fine-tuning in one file."""
+from __future__ import annotations
+
+import shutil
+
+from tests.conftest import SAMPLES, write_tree
+
+SAMPLE = SAMPLES / "gated_model_keywords"
+
+
+def _run(cli, tmp_path, launcher: str, *argv: str) -> dict:
+    shutil.copytree(SAMPLE, tmp_path / "repo")
+    _, document = cli.check_json(tmp_path / "repo", launcher, "--isolated", "--no-cache", "--gpu", "a100-80gb",
+                                 *argv)
+    return document["runs"][0]
+
+
+def test_a_quantized_base_under_a_branch_the_launch_skips_is_not_counted(cli, tmp_path):
+    run = _run(cli, tmp_path, "full_finetune.sh", "--num-gpus", "8")
+    # use_qlora is off by its dataclass default: the 4-bit load never runs, and neither do the adapters.
+    assert "bits" not in run["settings"] or run["settings"]["bits"]["value"] is None
+    assert run["settings"]["lora"]["value"] is False
+    assert not any("4-bit base" in line or "LoRA" in line for line in run["memory"]["assumptions"])
+    # The model is loaded in bf16 by the branch that runs.
+    assert run["settings"]["torch_dtype"]["line"] == 33
+
+
+def test_a_quantized_base_under_a_branch_the_launch_takes_is_counted(cli, tmp_path):
+    run = _run(cli, tmp_path, "qlora.sh", "--num-gpus", "1")
+    assert run["settings"]["bits"] == {"value": 4, "path": "finetune.py", "line": 29, "column": 56}
+    assert "4-bit base: linear weights at 0.53 B/param, embeddings 16-bit" in run["memory"]["assumptions"]
+
+
+def test_a_branch_that_cannot_be_told_keeps_the_keyword(cli, tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "repo")
+    launcher = "python finetune.py --model_name_or_path meta-llama/Llama-2-7b-hf --use_lora True " \
+               "--use_qlora $QLORA --output_dir out\n"
+    write_tree(tmp_path / "repo", {"maybe.sh": launcher})
+    _, document = cli.check_json(tmp_path / "repo", "maybe.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    # `--use_qlora $QLORA` may be on: the quantized base, which lowers memory, is kept.
+    assert document["runs"][0]["settings"]["bits"]["value"] == 4
+
+
+def test_the_dataclasses_of_a_derived_parser_are_the_scripts_arguments(cli, tmp_path):
+    run = _run(cli, tmp_path, "full_finetune.sh", "--num-gpus", "8")
+    assert run["settings"]["max_seq_length"] == {"value": 2048, "path": "finetune.py", "line": 17, "column": 41}
+    assert run["settings"]["gradient_checkpointing"]["value"] is False
+
+
+def test_a_derived_parser_may_accept_flags_its_dataclasses_do_not_define(cli, tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "repo")
+    launcher = (SAMPLE / "full_finetune.sh").read_text().replace("--output_dir", "--recipe_note baseline --output_dir")
+    write_tree(tmp_path / "repo", {"noted.sh": launcher})
+    _, document = cli.check_json(tmp_path / "repo", "noted.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
+                                 "--num-gpus", "8")
+    # Its own parse methods may take `--recipe_note`; what HF's would refuse is not certain here.
+    assert [f["code"] for f in document["findings"] if f["code"] == "TL305"] == []
+
+
+def test_argparse_parser_is_no_hf_parser(cli, tmp_path):
+    script = ("import argparse\nfrom transformers import Trainer, TrainingArguments\n"
+              "parser = argparse.ArgumentParser(description='fine-tune')\n"
+              "parser.add_argument('--batch', type=int, default=2)\nargs = parser.parse_args()\n"
+              "Trainer(args=TrainingArguments(output_dir='out', per_device_train_batch_size=args.batch)).train()\n")
+    write_tree(tmp_path, {"train.py": script, "run.sh": "python train.py --batch 4 --unknown_flag 1\n"})
+    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    # The argparse parser's options are the whole set: an unknown flag stops the job.
+    assert [f["code"] for f in document["findings"] if f["code"] == "TL305"] == ["TL305"]

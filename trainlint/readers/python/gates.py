@@ -1,0 +1,85 @@
+"""The branches around a statement read as argument tests (`if model_args.tune_mm_mlp_adapter:`, `if not
+args.use_qlora:`, `if args.use_lora and args.use_qlora:`), or kept as unread when the test is anything else
+(`if training_args.bits in [4, 8]:`). Whether a branch holds is for the resolution to tell, from the launcher's
+flags and the arguments' defaults."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from trainlint.core import Setting, SourceKind
+from trainlint.readers.facts import Gate, Keyword
+from trainlint.readers.python.context import Branch
+from trainlint.readers.python.expressions import CstExpr, literal_value
+from trainlint.readers.python.values import ValueReader
+
+
+class GateReader:
+    """Reads the `if` tests around the statements of one file."""
+
+    def __init__(self, values: ValueReader):
+        self.values = values
+        self.ctx = values.ctx
+
+    def around(self, node: cst.CSTNode) -> Tuple[Gate, ...]:
+        """The branches around `node` within its function, innermost first: it runs when every one holds."""
+        return tuple(self.branch(branch) for branch in self.ctx.conditions(node))
+
+    def branch(self, branch: Branch) -> Gate:
+        if branch.test is None:
+            return Gate((), False, "an exception being raised")
+        text = self.ctx.short(branch.test)
+        read = self._terms(branch.test)
+        if read is None:
+            return Gate((), False, text if branch.in_body else f"not ({text})")
+        tests, any_of = read
+        if branch.in_body:
+            return Gate(tests, any_of, text)
+        # `not (a or b)` holds when all of `not a`, `not b` do; `not (a and b)` when any does.
+        return Gate(tuple(negate(test) for test in tests), not any_of, f"not ({text})")
+
+    def when_false(self, switch: CstExpr) -> Gate:
+        """The gate `not value`: a statement that acts when the value it is given is false."""
+        text = self.ctx.short(switch)
+        term = self._term(switch)
+        return Gate((negate(term),) if term is not None else (), True, f"not ({text})")
+
+    def _terms(self, test: CstExpr) -> Optional[Tuple[Tuple[Keyword, ...], bool]]:
+        """A test as argument tests joined by one operator: (tests, joined by `or`), else None."""
+        if isinstance(test, cst.BooleanOperation):
+            parts: List[Keyword] = []
+            for side in (test.left, test.right):
+                if isinstance(side, cst.BooleanOperation) and type(side.operator) is not type(test.operator):
+                    return None
+                read = self._terms(side)
+                if read is None:
+                    return None
+                parts.extend(read[0])
+            return tuple(parts), isinstance(test.operator, cst.Or)
+        term = self._term(test)
+        return ((term,), True) if term is not None else None
+
+    def _term(self, test: CstExpr) -> Optional[Keyword]:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._term(test.expression)
+            return negate(inner) if inner is not None else None
+        negated = False
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                and literal_value(test.comparisons[0].comparator) is None:
+            # `args.mm_tunable_parts is None`: read as `not args.mm_tunable_parts`, which a value that is not a
+            # switch leaves untold (a default None is told: the test holds).
+            negated = isinstance(test.comparisons[0].operator, cst.Is)
+            test = test.left
+        reference = self.values.argument_reference(test)
+        if reference is None:
+            return None
+        ctx = self.ctx
+        setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
+        return Keyword(reference, setting, reference, negated)
+
+
+def negate(term: Keyword) -> Keyword:
+    return Keyword(term.name, term.setting, term.reference, not term.negated)
