@@ -69,3 +69,37 @@ def test_argparse_parser_is_no_hf_parser(cli, tmp_path):
     _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
     # The argparse parser's options are the whole set: an unknown flag stops the job.
     assert [f["code"] for f in document["findings"] if f["code"] == "TL305"] == ["TL305"]
+
+
+_ADAPTERS_BY_OWN_SWITCH = '''\
+from dataclasses import dataclass, field
+
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="meta-llama/Llama-2-7b-hf")
+    adapters_enabled: bool = field(default=False)
+
+
+model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
+model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+if model_args.adapters_enabled:
+    model = get_peft_model(model, LoraConfig(r=16, target_modules=["q_proj", "v_proj"]))
+Trainer(model=model, args=training_args).train()
+'''
+
+
+def test_adapters_built_under_a_switch_the_launch_leaves_off_are_not_assumed(cli, tmp_path):
+    launcher = "torchrun --nproc_per_node 8 train.py --output_dir out --bf16 True {flag}\n"
+    write_tree(tmp_path, {"train.py": _ADAPTERS_BY_OWN_SWITCH, "full.sh": launcher.format(flag=""),
+                          "lora.sh": launcher.format(flag="--adapters_enabled True")})
+    _, full = cli.check_json(tmp_path, "full.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert "lora" not in full["runs"][0]["settings"]
+    assert not any("LoRA" in line for line in full["runs"][0]["memory"]["assumptions"])
+    _, lora = cli.check_json(tmp_path, "lora.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    # The switch is the script's own: its name says nothing to trainlint, the config built under it does.
+    assert lora["runs"][0]["settings"]["lora"]["value"] is None
+    assert any(line.startswith("LoRA r=") for line in lora["runs"][0]["memory"]["assumptions"])

@@ -7,6 +7,7 @@ the value only matters when LoRA is on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -17,7 +18,7 @@ from trainlint.readers.facts import ADAPTER_KEYWORDS, LORA_CONFIG, Keyword, Over
 from trainlint.readers.python.context import Assignment, Branch, condition_reason, describe_binding
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, keyword_args, literal_value
 from trainlint.readers.python.findings import Findings
-from trainlint.readers.python.gates import negate
+from trainlint.readers.python.gates import GateReader, negate
 from trainlint.readers.python.values import ValueReader
 
 # List methods that only add entries: the entries written in the literal stay in the list.
@@ -45,8 +46,18 @@ class AdapterReader:
         self.ctx = values.ctx
         self.findings = findings
         self._scope: cst.CSTNode = values.ctx.module  # the function of the call being read
+        self.gates = GateReader(values)
 
     def lora_config(self, node: cst.Call) -> None:
+        """Its keywords, each with the branches around the call: a config built under a branch the launch skips
+        (`if model_args.lora_enabled:` with LoRA off) is never built."""
+        first = len(self.findings.other_keywords)
+        self._lora_config(node)
+        gates = self.gates.around(node)
+        found = self.findings.other_keywords
+        found[first:] = [(callee, replace(keyword, gates=gates)) for callee, keyword in found[first:]]
+
+    def _lora_config(self, node: cst.Call) -> None:
         ctx = self.ctx
         outer = self._branches(node)
         for name, arg in keyword_args(node).items():
