@@ -12,6 +12,7 @@ from trainlint.resolution.frameworks.hf_trainer import prequantized_bits
 
 _LORA_8BIT_SCRIPT = '''\
 import argparse
+import os
 
 import transformers
 from peft import LoraConfig, get_peft_model
@@ -23,6 +24,8 @@ args = parser.parse_args()
 
 CUTOFF_LEN = 256
 USE_8BIT = True
+if os.environ.get("FULL_PRECISION"):
+    USE_8BIT = False
 
 model = transformers.AutoModelForCausalLM.from_pretrained(args.model_path, load_in_8bit=USE_8BIT)
 model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
@@ -40,6 +43,18 @@ def _errors(document) -> list:
 
 def _codes(document) -> list:
     return sorted(f["code"] for f in document["findings"])
+
+
+def test_a_module_constant_switch_is_read(cli, tmp_path):
+    script = _LORA_8BIT_SCRIPT.replace('if os.environ.get("FULL_PRECISION"):\n    USE_8BIT = False\n', "")
+    write_tree(tmp_path, {"finetune.py": script,
+                          "run.sh": "python finetune.py --model_path huggyllama/llama-7b --micro_batch 1\n"})
+    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu-memory", "10.7GiB",
+                                 "--num-gpus", "1")
+    run = document["runs"][0]
+    # `USE_8BIT = True`, bound once at the top of the script: the value where it is written.
+    assert run["settings"]["bits"] == {"value": 8, "path": "finetune.py", "line": 13, "column": 12}
+    assert not any("quantized is unknown" in line for line in run["memory"]["unknowns"])
 
 
 def test_an_unreadable_quantization_switch_counts_as_on(cli, tmp_path):

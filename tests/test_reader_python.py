@@ -8,6 +8,7 @@ from typing import Dict, Optional
 
 import pytest
 
+from tests.conftest import read_python_whole
 from trainlint.core import Origin, SourceKind, Unknown
 from trainlint.readers.facts import DataclassInfo, FieldDefault, PythonModule
 from trainlint.readers.python import read_python, resolve_import
@@ -467,3 +468,27 @@ def test_names_bound_from_parse_args_are_parsed_namespaces():
     keywords = {kw.name: kw for kw in config.keywords}
     assert keywords["eval_steps"].reference == "eval_every"
     assert keywords["logging_steps"].reference is None  # `model_config` is not a parsed namespace
+
+
+def test_keyword_names_are_followed_to_their_one_unconditional_binding():
+    path = SAMPLES / "module_constants.py"
+    module = read_python(path)
+    (call,) = module.config_calls
+    keywords = {keyword.name: keyword for keyword in call.keywords}
+    # `MICRO_BATCH_SIZE = args.micro_batch`: the parsed argument, which the resolution takes from the launcher.
+    assert keywords["per_device_train_batch_size"].reference == "micro_batch"
+    # A constant, and a name bound to a constant: the value where it is written.
+    assert keywords["num_train_epochs"].setting.value == 3
+    assert token(path, keywords["num_train_epochs"].setting.origin) == b"3"
+    assert keywords["eval_steps"].setting.value == 100
+    assert token(path, keywords["eval_steps"].setting.origin) == b"100"
+    # A local bound once in the function that reads it.
+    assert keywords["per_device_eval_batch_size"].setting.value == 2
+    # Arithmetic, a second binding under a branch, two bindings, a parameter: unknown.
+    for name in ("gradient_accumulation_steps", "gradient_checkpointing", "logging_steps", "optim"):
+        assert isinstance(keywords[name].setting.value, Unknown), name
+    # Only keywords that set a knob are followed (`save_steps` is none).
+    assert isinstance(keywords["save_steps"].setting.value, Unknown)
+    dtype = dict((keyword.name, keyword) for _callee, keyword in module.other_keywords)["torch_dtype"]
+    assert dtype.setting.value == "torch.float16"
+    assert module == read_python_whole(path)

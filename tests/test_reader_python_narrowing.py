@@ -159,6 +159,9 @@ def test_the_scope_lookups_are_those_the_narrowing_keeps_bindings_for():
         # LoraConfig's `modules_to_save=name` (kept through LOOKED_UP_KEYWORDS), the names its `if` tests (kept as
         # the test of a branch that binds a kept name) and the methods called on it (kept as bindings)
         ("adapters", "_local"), ("adapters", "_term"),
+        # a knob keyword's bare name (`per_device_train_batch_size=MICRO_BATCH_SIZE`, kept through names_a_knob), and
+        # the name a kept `A = B` binds from (kept as that binding's lookup)
+        ("values", "bound_value"),
     }
     assert "modules_to_save" in LOOKED_UP_KEYWORDS
     assert _functions_calling("resolve_in_scope") == {("values", "optional_value"), ("eval_data", "dict_eval_dataset")}

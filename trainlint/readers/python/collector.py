@@ -53,7 +53,7 @@ class Collector(cst.CSTVisitor):
         self.overrides = OverrideReader(values, self.found)
         self.adapters = AdapterReader(values, self.found)
         self.freezing = FreezeReader(values, self.found)
-        self._ancestors: List[cst.CSTNode] = []
+        self._ancestors: List[cst.CSTNode] = ctx.walk_path
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._ancestors:

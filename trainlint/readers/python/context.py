@@ -84,6 +84,9 @@ class Context:
         # Parents met outside the collector's walk (in a scope's assignments), for positions only: `scope_of`
         # and `conditions` see the collector's walk alone, as they always have.
         self.seen_parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        # The collector's path to the node it is examining, outermost first (shared with the collector): the
+        # children of that node have no parent recorded yet.
+        self.walk_path: List[cst.CSTNode] = []
         if functions is None:
             functions = {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
         self.functions = functions
@@ -119,6 +122,18 @@ class Context:
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
             current = self.parents.get(current)
         return current if current is not None else self.module
+
+    def enclosing(self, node: cst.CSTNode) -> List[cst.CSTNode]:
+        """The nodes around `node`, innermost first: its recorded parents or, for a node below the one the walk
+        is examining (a keyword's value of the call being read), the walk's path to that one."""
+        current = self.parents.get(node)
+        if current is None:
+            return list(reversed(self.walk_path))
+        chain = []
+        while current is not None:
+            chain.append(current)
+            current = self.parents.get(current)
+        return chain
 
     def assignments(self, scope: cst.CSTNode, name: str) -> List[Assignment]:
         table = self._scope_assignments.get(id(scope))

@@ -3,7 +3,8 @@ loading and logging around the few statements of an entry point that hold a sett
 
 The collector walks only the statements the prefilter marks. What else reads a function's statements:
 - the scope lookups (`Context.assignments`), of a name written as a trainer's `eval_dataset=`,
-  `compute_metrics=` or `preprocess_logits_for_metrics=`, as a `**` splat, as the `config=` of
+  `compute_metrics=` or `preprocess_logits_for_metrics=`, as a keyword that names a knob
+  (`per_device_train_batch_size=MICRO_BATCH_SIZE`), as a `**` splat, as the `config=` of
   `deepspeed.initialize`, or as an entry of a dict (the `eval_dataset` of a splatted data module): every binding
   of the name in the scope, with the branches around it;
 - the return statements of a function (a trainer's `**` splat may call it);
@@ -25,6 +26,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence
 
 from trainlint.readers.python.context import PARSE_METHODS
 from trainlint.readers.python.tree_nodes import breadth_first, breadth_first_all
+from trainlint.readers.python.values import names_a_knob
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -211,6 +213,8 @@ class _Scope:
         found = self._lookups.get(id(statement))
         if found is None:
             found = _lookups(breadth_first_all(own))
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+                found |= {statement.value.id}  # a kept `A = B`: the value reader follows it to B's binding
             self._lookups[id(statement)] = found
         return found
 
@@ -231,10 +235,12 @@ def _lookups(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
     for node in nodes:
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
-                if (keyword.arg is None or keyword.arg in LOOKED_UP_KEYWORDS) and isinstance(keyword.value, ast.Name):
+                if isinstance(keyword.value, ast.Name) and (keyword.arg is None or keyword.arg in LOOKED_UP_KEYWORDS
+                                                            or names_a_knob(keyword.arg)):
                     looked_up.add(keyword.value.id)
         elif isinstance(node, ast.Dict):
             looked_up.update(value.id for value in node.values if isinstance(value, ast.Name))
+
     return frozenset(looked_up)
 
 

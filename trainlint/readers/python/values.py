@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import FrozenSet, Optional
 
 import libcst as cst
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.readers.facts import Keyword
+from trainlint.knobs import knob_for
+from trainlint.readers.facts import ADAPTER_KEYWORDS, Keyword
 from trainlint.readers.python.context import Context, describe_binding
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, dotted_name, literal_value
 
 # Names that hold parsed arguments by convention, even when the parse happens elsewhere.
 CONVENTIONAL_ARGS_NAME = re.compile(r"^(args|opt|opts|hparams|\w+_args|\w+_arguments)$")
 TORCH_DTYPES = frozenset({"float16", "half", "bfloat16", "float32", "float", "float64", "double"})
+# Names followed to the value they are bound to (`A = B`, `B = 4`): a few hops, never a cycle.
+_MAX_NAME_HOPS = 3
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class ValueReader:
@@ -24,9 +28,9 @@ class ValueReader:
         self.ctx = ctx
 
     def keyword(self, name: str, value: CstExpr, kind: SourceKind, note: str,
-                written_as: Optional[str] = None) -> Keyword:
-        """A keyword value: a constant, a reference to a parsed argument, or an opaque expression;
-        `written_as` is the keyword as the code spells it, when it is one."""
+                written_as: Optional[str] = None, depth: int = 0) -> Keyword:
+        """A keyword value: a constant, a reference to a parsed argument, a name bound once to one of those, or an
+        opaque expression; `written_as` is the keyword as the code spells it, when it is one."""
         ctx = self.ctx
         origin, text = ctx.origin(value), ctx.text(value)
         literal = literal_value(value)
@@ -40,6 +44,12 @@ class ValueReader:
             and dotted.count(".") == 1
         ):
             return Keyword(name, Setting(dotted, kind, origin, text, note=note, written_as=written_as))
+        if isinstance(value, cst.Name) and depth < _MAX_NAME_HOPS and names_a_knob(name):
+            bound = self.bound_value(value)
+            if bound is not None:
+                # `per_device_train_batch_size=MICRO_BATCH_SIZE` with `MICRO_BATCH_SIZE = 4` (or `= args.micro_batch`)
+                # once, unconditionally: the value where it is written.
+                return self.keyword(name, bound, kind, f"{note} (`{value.value}`)", written_as, depth + 1)
         negated = False
         inner = value
         if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
@@ -51,6 +61,24 @@ class ValueReader:
             return Keyword(name, unknown, reference, negated)
         opaque = Unknown(f"expression `{ctx.short(value)}`")
         return Keyword(name, Setting(opaque, kind, origin, text, note=note, written_as=written_as))
+
+    def bound_value(self, node: cst.Name) -> Optional[CstExpr]:
+        """The one value a bare name holds where it is read: the single assignment of the nearest scope that binds
+        it (its function, an enclosing function, else the module), when that assignment is outside every branch
+        and loop. None when a function or lambda takes the name as a parameter, a class body or comprehension may
+        bind it, or it is bound otherwise, more than once, or nowhere the file shows (an import)."""
+        ctx = self.ctx
+        for scope in [*ctx.enclosing(node), ctx.module]:
+            if isinstance(scope, (cst.Lambda, cst.ClassDef, *_COMPREHENSIONS)):
+                return None  # scopes the assignment tables do not hold
+            if isinstance(scope, cst.FunctionDef) and node.value in _parameters(scope.params):
+                return None
+            if not isinstance(scope, (cst.FunctionDef, cst.Module)):
+                continue
+            bindings = ctx.assignments(scope, node.value)
+            if bindings:
+                return bindings[0].value if len(bindings) == 1 and not bindings[0].conditional else None
+        return None
 
     def argument_reference(self, node: CstExpr) -> Optional[str]:
         """`args.eval_iters` -> "eval_iters" when `args` holds parsed arguments."""
@@ -92,3 +120,16 @@ class ValueReader:
         if len(bindings) > 1 or first.conditional:
             reason += " depending on the branch taken"
         return Setting(Unknown(reason), kind, ctx.origin(name), ctx.text(name), note=note)
+
+
+def _parameters(params: cst.Parameters) -> FrozenSet[str]:
+    names = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return frozenset(names)
+
+
+def names_a_knob(keyword: str) -> bool:
+    """A keyword whose bare-name value is followed to its one binding (the prefilter keeps those bindings)."""
+    return keyword in ADAPTER_KEYWORDS or knob_for(keyword) is not None
