@@ -492,3 +492,23 @@ def test_keyword_names_are_followed_to_their_one_unconditional_binding():
     dtype = dict((keyword.name, keyword) for _callee, keyword in module.other_keywords)["torch_dtype"]
     assert dtype.setting.value == "torch.float16"
     assert module == read_python_whole(path)
+
+
+def test_a_notebook_source_reads_its_python_and_reports_its_ipython_lines():
+    path = Path(__file__).parent / "samples" / "notebook" / "train_notebook.py"
+    module = read_python(path)
+    assert not any(d.kind == "syntax-error" for d in module.diagnostics)
+    unread = [d for d in module.diagnostics if d.kind == "unmodelled-construct"]
+    # `%load_ext`, the `!deepspeed` command with its four continuation lines, and the whole `%%bash` cell.
+    assert [(d.origin.line, d.origin.end_line) for d in unread] == [(19, 19), (23, 27), (31, 34)]
+    assert unread[1].message.startswith("`!deepspeed --num_gpus {num_gpus} \\` is an IPython line")
+    assert [info.module for info in module.imports] == ["os"]
+
+
+def test_a_python_file_with_a_shell_line_is_still_a_syntax_error(tmp_path):
+    path = Path(__file__).parent / "samples" / "notebook" / "train_notebook.py"
+    # The same text without the notebook header is a Python file: Python's verdict stands.
+    copy = tmp_path / "train.py"
+    copy.write_text(path.read_text().replace("# Databricks notebook source\n", ""))
+    module = read_python(copy)
+    assert [d.kind for d in module.diagnostics] == ["syntax-error"]

@@ -13,13 +13,14 @@ from typing import FrozenSet, List, Optional, Tuple, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from trainlint.core import Diagnostic, Setting
+from trainlint.core import Diagnostic, DiagnosticKind, Setting
 from trainlint.readers.facts import PythonModule
 from trainlint.readers.python.collector import Collector
 from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.leftover_args import known_args_rest_used
+from trainlint.readers.python.notebook import blank_lines, ipython_lines, is_notebook_source
 from trainlint.readers.python.parser_helpers import builds_parser, parser_helpers
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
@@ -36,6 +37,29 @@ def read_python(path: Union[str, Path]) -> PythonModule:
         return PythonModule(path=source.path, diagnostics=(source,))
     has_bom = source.text.startswith("\ufeff")
     text = source.text[1:] if has_bom else source.text
+    if is_notebook_source(text):
+        return _read_notebook(source, has_bom, text)
+    return _read_text(source, has_bom, text)
+
+
+def _read_notebook(source: SourceText, has_bom: bool, text: str) -> PythonModule:
+    """A notebook source: its Python, with each IPython line reported as not read."""
+    spans = ipython_lines(text)
+    locator = ByteLocator(source, has_bom)
+    lines = text.split("\n")
+    diagnostics = []
+    for first, last in spans:
+        origin = source.origin(locator.offset(first, 0), locator.offset(last, len(lines[last - 1].rstrip("\r"))))
+        command = " ".join(lines[first - 1].split())
+        shown = command if len(command) <= 60 else command[:57] + "..."
+        message = (f"`{shown}` is an IPython line of a notebook source, which Python itself rejects; the notebook "
+                   "runs it, trainlint does not read it")
+        diagnostics.append(Diagnostic(DiagnosticKind.UNMODELLED_CONSTRUCT, message, source.path, origin))
+    module = _read_text(source, has_bom, blank_lines(text, spans))
+    return replace(module, diagnostics=(*diagnostics, *module.diagnostics))
+
+
+def _read_text(source: SourceText, has_bom: bool, text: str) -> PythonModule:
     try:
         # The stdlib tree plans the libcst pass and answers the whole-module questions after it: parsed once.
         tree = stdlib_tree(text) if STDLIB_PARSER_GUARDS_DEPTH else None
