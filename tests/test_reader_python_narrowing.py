@@ -162,6 +162,8 @@ def test_the_scope_lookups_are_those_the_narrowing_keeps_bindings_for():
         # a knob keyword's bare name (`per_device_train_batch_size=MICRO_BATCH_SIZE`, kept through names_a_knob), and
         # the name a kept `A = B` binds from (kept as that binding's lookup)
         ("values", "bound_value"),
+        # whether a cast's receiver is bound to a loaded model: `from_pretrained` calls are kept as dispatched calls
+        ("overrides", "dtype_cast"),
     }
     assert "modules_to_save" in LOOKED_UP_KEYWORDS
     assert _functions_calling("resolve_in_scope") == {("values", "optional_value"), ("eval_data", "dict_eval_dataset")}

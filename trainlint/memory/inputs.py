@@ -417,8 +417,9 @@ def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zer
         return True
     if dtype in ("float32", "fp32"):
         return False
-    if half and knobs.is_unknown(K.TORCH_DTYPE):
-        # `torch_dtype=torch.bfloat16 if args.bf16 else torch.half`: loaded in some dtype the code computes.
+    if knobs.is_unknown(K.TORCH_DTYPE):
+        # `torch_dtype=torch.bfloat16 if args.bf16 else torch.half`, or `model = model.half()` in one branch of
+        # several: the weights are in some dtype the code computes, whatever the trainer's mixed precision.
         # Like every setting that lowers memory, unknown counts as the lower side: 16-bit weights, which
         # train without an fp32 copy unless DeepSpeed or LoRA keeps one.
         notes.unknown("torch_dtype", "the dtype the weights are loaded in is computed in code: assumed 16-bit")

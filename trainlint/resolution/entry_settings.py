@@ -13,6 +13,7 @@ from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
     DEEPSPEED_ENGINE_CALLEE,
     LORA_CONFIG,
+    Gate,
     Keyword,
     Override,
 )
@@ -25,7 +26,7 @@ from trainlint.resolution.frameworks.memory_features import (
     add_switch,
 )
 from trainlint.resolution.freezing import frozen_in_code
-from trainlint.resolution.gates import skipped
+from trainlint.resolution.gates import skipped, untold
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -158,7 +159,11 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             continue
         if callee == LORA_CONFIG:
             if keyword.name in ADAPTER_KEYWORDS:
-                candidates.add(ADAPTER_KEYWORDS[keyword.name], _adapter_setting(facts, flags, argparse_values, keyword))
+                setting = _adapter_setting(facts, flags, argparse_values, keyword)
+                branch = untold(keyword.gates, holds, _lora_switch)
+                if branch is not None:  # which of several configurations runs cannot be told
+                    setting = replace(setting, value=Unknown(f"given under `{branch.text}`, which cannot be told"))
+                candidates.add(ADAPTER_KEYWORDS[keyword.name], setting)
             # Built, the adapters may wrap the model wherever the config goes (a framework's own config object,
             # CoLLiE's `config.peft_config`); as for get_peft_model, an explicit switch says when.
             candidates.add(K.LORA, Setting(Unknown("a LoraConfig is built in code"), SourceKind.DERIVED,
@@ -172,6 +177,13 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
             candidates.add(K.LORA, Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                            keyword.setting.origin, note="get_peft_model"))
+
+
+def _lora_switch(gate: Gate) -> bool:
+    """A branch taken only with LoRA on (`if training_args.use_lora:`): a LoraConfig's value under it counts
+    whenever LoRA is used, the only case in which it matters."""
+    return len(gate.tests) == 1 and not gate.tests[0].negated \
+        and knob_for(gate.tests[0].reference or gate.tests[0].name) == K.LORA
 
 
 def _argument_knob(facts: EntryFacts, dest: str) -> Optional[str]:

@@ -30,3 +30,9 @@ def gate_holds(gate: Gate, holds: TestHolds) -> Optional[bool]:
 def skipped(gates: Sequence[Gate], holds: TestHolds) -> bool:
     """Whether the launch certainly skips a statement under `gates` (one of them certainly fails)."""
     return any(gate_holds(gate, holds) is False for gate in gates)
+
+
+def untold(gates: Sequence[Gate], holds: TestHolds, ignored: Callable[[Gate], bool]) -> Optional[Gate]:
+    """The first of `gates` (those `ignored` aside) that the launch does not certainly take; None when it takes
+    them all."""
+    return next((gate for gate in gates if not ignored(gate) and gate_holds(gate, holds) is not True), None)

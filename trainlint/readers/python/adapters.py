@@ -2,8 +2,9 @@
 adapters (`modules_to_save=`). A keyword is read when it is a literal, a parsed argument, or a local variable
 that one assignment sets, or that each arm of one `if` over parsed arguments sets (Qwen's and Qwen-VL's
 `finetune.py`: `["wte", "lm_head"]` unless `q_lora` or a chat model). Whatever else decides it is Unknown.
-A branch that only runs when LoRA is on (`if training_args.use_lora:`) does not make a value conditional:
-the value only matters when LoRA is on."""
+A call under branches carries them (`Keyword.gates`): its values count when the launch takes every branch, and a
+branch that only runs when LoRA is on (`if training_args.use_lora:`) does not make a value conditional: the value
+only matters when LoRA is on."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import libcst as cst
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import K, knob_for
 from trainlint.readers.facts import ADAPTER_KEYWORDS, LORA_CONFIG, Keyword, Override
-from trainlint.readers.python.context import Assignment, Branch, condition_reason, describe_binding
+from trainlint.readers.python.context import Assignment, Branch, describe_binding
 from trainlint.readers.python.expressions import CstExpr, NotLiteral, keyword_args, literal_value
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.gates import GateReader, negate
@@ -59,18 +60,13 @@ class AdapterReader:
 
     def _lora_config(self, node: cst.Call) -> None:
         ctx = self.ctx
-        outer = self._branches(node)
         for name, arg in keyword_args(node).items():
             if name not in ADAPTER_KEYWORDS:
                 continue
             note = f"{LORA_CONFIG}({name}=...)"
-            if outer:
-                # Which of several configurations runs cannot be told here.
-                unknown = Unknown(condition_reason(ctx, outer[0]))
-                setting = Setting(unknown, SourceKind.CODE_KEYWORD, ctx.origin(arg.value), ctx.text(arg.value),
-                                  note=note, written_as=name)
-                self.findings.other_keywords.append((LORA_CONFIG, Keyword(name, setting)))
-            elif isinstance(arg.value, cst.Name) and isinstance(literal_value(arg.value), NotLiteral):
+            # Under branches (which of several configurations runs), the value counts when the launch takes them
+            # all: the resolution tells from the gates.
+            if isinstance(arg.value, cst.Name) and isinstance(literal_value(arg.value), NotLiteral):
                 self._local(name, arg.value, ctx.scope_of(node), note)
             else:
                 self.findings.other_keywords.append((LORA_CONFIG, self._keyword(name, arg.value, note)))

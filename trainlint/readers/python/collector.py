@@ -24,7 +24,13 @@ from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.freezing import FreezeReader, is_freeze_call
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
-from trainlint.readers.python.overrides import KBIT_PREPARATION, LORA_CONVERSION, OverrideReader
+from trainlint.readers.python.overrides import (
+    CAST_CALLEES,
+    KBIT_PREPARATION,
+    LORA_CONVERSION,
+    OverrideReader,
+    cast_dtype,
+)
 from trainlint.readers.python.values import ValueReader
 from trainlint.readers.python.walk import children
 
@@ -148,6 +154,8 @@ class Collector(cst.CSTVisitor):
             self.config_calls.peft_call(node)
         elif LORA_CONVERSION.match(callee):
             self.overrides.lora_conversion(node)
+        elif callee in CAST_CALLEES and (dtype := cast_dtype(node)) is not None:
+            self.overrides.dtype_cast(node, dtype)
         elif is_add_config_arguments(node):
             self.found.argparse_args.extend(config_arguments(self.values, node))
         elif is_engine_call(node):

@@ -14,15 +14,41 @@ import libcst as cst
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.readers.facts import Keyword, Override
 from trainlint.readers.python.context import Branch, condition_reason
-from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name, literal_value
+from trainlint.readers.python.expressions import CstExpr, dotted_name, keyword_args, last_name, literal_value
 from trainlint.readers.python.findings import Findings
-from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME, ValueReader
+from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME, TORCH_DTYPES, ValueReader
 
 # peft's preparation of a quantized base for training, which turns gradient checkpointing on unless told otherwise;
 # `prepare_model_for_int8_training` is its name before peft 0.6 (then a deprecated alias), with the same default.
 KBIT_PREPARATION = frozenset({"prepare_model_for_kbit_training", "prepare_model_for_int8_training"})
 # DeepSpeed-Chat's `convert_linear_layer_to_lora(...)` and its kin: the base weights freeze, adapters train.
 LORA_CONVERSION = re.compile(r"^(convert|inject|apply|add)_\w*lora\w*$", re.IGNORECASE)
+
+
+# A module's own casts of its parameters (`model = model.half()`): the dtype its weights are in from then on.
+CAST_METHODS = {"half": "torch.float16", "bfloat16": "torch.bfloat16", "float": "torch.float32"}
+CAST_CALLEES = frozenset(CAST_METHODS) | {"to"}
+# The calls that give a model: a name bound to one of these is the model a cast changes.
+MODEL_LOADERS = frozenset({"from_pretrained"})
+
+
+def cast_dtype(node: cst.Call) -> Optional[str]:
+    """The dtype a cast of a bare name gives (`model.half()`, `model.to(torch.bfloat16)`, `model.to(device,
+    dtype=torch.float16)`), as `from_pretrained`'s `torch_dtype=` is written; None for any other call."""
+    if not (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)):
+        return None
+    method = node.func.attr.value
+    if method in CAST_METHODS:
+        return CAST_METHODS[method] if not node.args else None
+    if method != "to":
+        return None
+    for arg in node.args:
+        if arg.keyword is None or arg.keyword.value == "dtype":
+            written = dotted_name(arg.value)
+            if written is not None and written.count(".") == 1 and written.startswith("torch.") \
+                    and written.split(".")[1] in TORCH_DTYPES:
+                return written
+    return None
 
 
 @dataclass(frozen=True)
@@ -67,6 +93,15 @@ class OverrideReader:
         self.add_override(
             "gradient_checkpointing", True, node, target, f"{last_name(node.func)}() enables checkpointing"
         )
+
+    def dtype_cast(self, node: cst.Call, dtype: str) -> None:
+        """`model = model.half()` where `model` is bound to a loaded model in the same scope: its weights are in that
+        dtype from then on, whatever `torch_dtype=` loaded them in (ChatGLM's P-tuning and LoRA scripts)."""
+        receiver = node.func.value  # a bare name: cast_dtype said so
+        bindings = self.ctx.assignments(self.ctx.scope_of(node), receiver.value)
+        if not any(isinstance(b.value, cst.Call) and last_name(b.value.func) in MODEL_LOADERS for b in bindings):
+            return  # a tensor, a sub-module or a model this file does not load
+        self.add_override("torch_dtype", dtype, node, receiver.value, f"{self.ctx.short(node)} casts the weights")
 
     def add_override(self, name: str, value: Value, node: cst.CSTNode, target: str, note: str) -> None:
         ctx = self.ctx

@@ -33,7 +33,7 @@ from trainlint.readers.python.context import PARSE_METHODS
 from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
-from trainlint.readers.python.overrides import KBIT_PREPARATION, LORA_CONVERSION
+from trainlint.readers.python.overrides import CAST_CALLEES, KBIT_PREPARATION, LORA_CONVERSION
 from trainlint.readers.python.tree_nodes import breadth_first, breadth_first_all, last_name
 from trainlint.readers.python.values import CONVENTIONAL_ARGS_NAME
 
@@ -61,6 +61,7 @@ DISPATCHED_NAME = re.compile(
     r"\b(?:" + "|".join(re.escape(name) for name in sorted(DISPATCHED_CALLS | HF_PARSERS | set(OTHER_CALL_KEYWORDS)
                                                            | TRL_CONFIGS)) + r")\b"
     + r"|(?:Trainer|TrainingArguments)\b|" + DERIVED_PARSER_WORD
+    + r"|\.(?:" + "|".join(sorted(CAST_CALLEES)) + r")\("  # overrides.py: `model = model.half()`
     + r"|(?i:lora)"
 )
 # libcst's visit takes a few frames per nesting level: fewer characters than this cannot exhaust the stack.
@@ -221,8 +222,21 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
 
 def _holds_call(expression: ast.AST) -> bool:
     return any(
-        isinstance(node, ast.Call) and _dispatched(last_name(node.func)) for node in breadth_first(expression)
+        isinstance(node, ast.Call) and (_dispatched(last_name(node.func)) or _casts_a_name(node))
+        for node in breadth_first(expression)
     )
+
+
+def _casts_a_name(node: ast.Call) -> bool:
+    """A superset of overrides.cast_dtype: a cast method of a bare name (`model.half()`, `model.to(torch.float16)`)."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in CAST_CALLEES):
+        return False
+    if func.attr != "to":
+        return not node.args
+    values = [*node.args, *(keyword.value for keyword in node.keywords)]
+    return any(isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "torch"
+               for value in values)
 
 
 def _all_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
