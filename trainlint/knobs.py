@@ -83,6 +83,7 @@ class K(str, Enum):
     PREDICTION_LOSS_ONLY = "prediction_loss_only"
     EVAL_ACCUMULATION_STEPS = "eval_accumulation_steps"
     ATTN_IMPLEMENTATION = "attn_implementation"
+    ATTENTION_PATCH = "attention_patch"
     FLASH_ATTENTION = "flash_attention"
     PURE_BF16 = "pure_bf16"
     OPTIM = "optim"
@@ -386,6 +387,8 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("eval_accumulation_steps",)},
     ),
     Knob(K.ATTN_IMPLEMENTATION, str, "attention kernel", {ARGS: ("attn_implementation",), AXOLOTL: ()}),
+    # `replace_llama_attn_with_flash_attn()`: the family and the kernel, `llama:flash` (readers/facts.py).
+    Knob(K.ATTENTION_PATCH, str, "a model family's eager attention replaced in code", {}),
     # A switch in most scripts (`--flash_attn True`), a choice in LLaMA-Factory (`flash_attn: fa2`,
     # `sdpa`, `disabled`, `auto`): kept as written; the resolution tells attn_implementation from it.
     Knob(

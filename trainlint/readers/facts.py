@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
@@ -168,6 +169,11 @@ class Override:
 # The `other_keywords` callee that marks a call of TRL's PPOConfig from before 0.12 (not TrainingArguments):
 # the PPOTrainer built on it is no HF Trainer either.
 LEGACY_PPO_CONFIG = "PPOConfig (TRL before 0.12)"
+# `replace_llama_attn_with_flash_attn()` (FastChat's monkey patch, copied by LLaVA-era repositories): the forward of
+# the family's eager attention class replaced by a FlashAttention or xformers kernel. Its setting's value is
+# `FAMILY:KERNEL` (`llama:flash`).
+ATTENTION_PATCH_CALLEE = "an attention patch (replace_<family>_attn_with_<kernel>_attn())"
+ATTENTION_PATCH = re.compile(r"^replace_(?P<family>[a-z0-9]+)_attn_with_(?P<kernel>flash|xformers)\w*$")
 # `XForSequenceClassification.from_pretrained(...)` (or token classification): the model's head scores labels, not
 # the vocabulary.
 CLASSIFICATION_HEAD = "a classification model (from_pretrained of a ...ForSequenceClassification class)"

@@ -9,6 +9,7 @@ from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import K, coerce, coerce_as, knob_for
 from trainlint.readers.facts import (
     ADAPTER_KEYWORDS,
+    ATTENTION_PATCH_CALLEE,
     CLASSIFICATION_HEAD,
     DEEPSPEED_ARGUMENTS_OWNER,
     DEEPSPEED_ENGINE_CALLEE,
@@ -153,6 +154,9 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         if callee == CLASSIFICATION_HEAD:
             # The loss is over the labels: no vocabulary logits in training, none to gather in evaluation.
             add_switch(candidates, CLASSIFIER, keyword.setting, "a classification head")
+            continue
+        if callee == ATTENTION_PATCH_CALLEE:
+            candidates.add(K.ATTENTION_PATCH, keyword.setting)
             continue
         if callee == DEEPSPEED_ENGINE_CALLEE:
             _engine_setting(keyword, argparse_values, candidates)

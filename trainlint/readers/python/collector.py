@@ -6,7 +6,7 @@ from typing import FrozenSet, List
 
 import libcst as cst
 
-from trainlint.readers.facts import LORA_CONFIG, PythonModule
+from trainlint.readers.facts import ATTENTION_PATCH, LORA_CONFIG, PythonModule
 from trainlint.readers.python.adapters import AdapterReader
 from trainlint.readers.python.argparse_args import read_add_argument, returns_remaining_strings
 from trainlint.readers.python.argument_classes import HF_PARSERS, ArgumentClassReader, may_be_hf_parser
@@ -156,6 +156,8 @@ class Collector(cst.CSTVisitor):
             self.overrides.lora_conversion(node)
         elif callee in CAST_CALLEES and (dtype := cast_dtype(node)) is not None:
             self.overrides.dtype_cast(node, dtype)
+        elif (patch := ATTENTION_PATCH.match(callee)) is not None:
+            self.config_calls.attention_patch(node, patch["family"], patch["kernel"])
         elif is_add_config_arguments(node):
             self.found.argparse_args.extend(config_arguments(self.values, node))
         elif is_engine_call(node):

@@ -9,7 +9,14 @@ from typing import Mapping, Optional, Tuple
 import libcst as cst
 
 from trainlint.core import Diagnostic, Setting, SourceKind
-from trainlint.readers.facts import CLASSIFICATION_HEAD, LEGACY_PPO_CONFIG, ConfigCall, Gate, Keyword
+from trainlint.readers.facts import (
+    ATTENTION_PATCH_CALLEE,
+    CLASSIFICATION_HEAD,
+    LEGACY_PPO_CONFIG,
+    ConfigCall,
+    Gate,
+    Keyword,
+)
 from trainlint.readers.python.context import empty_origin
 from trainlint.readers.python.expressions import keyword_args
 from trainlint.readers.python.findings import Findings
@@ -108,6 +115,13 @@ class ConfigCallReader:
         )
         called = Keyword("called", setting, gates=self.gates.around(node))
         self.findings.other_keywords.append(("get_peft_model", called))
+
+    def attention_patch(self, node: cst.Call, family: str, kernel: str) -> None:
+        ctx = self.ctx
+        setting = Setting(f"{family}:{kernel}", SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node),
+                          note=f"{ctx.short(node.func)}() replaces {family}'s eager attention")
+        self.findings.other_keywords.append((ATTENTION_PATCH_CALLEE, Keyword("called", setting,
+                                                                            gates=self.gates.around(node))))
 
     def knob_keywords(self, node: cst.Call, callee: str) -> None:
         if callee == "from_pretrained" and isinstance(node.func, cst.Attribute) \

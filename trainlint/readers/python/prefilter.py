@@ -26,7 +26,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 
 import libcst as cst
 
-from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
+from trainlint.readers.facts import ATTENTION_PATCH, DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE
 from trainlint.readers.python.argument_classes import DERIVED_PARSER_WORD, HF_PARSERS, may_be_hf_parser
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
@@ -62,6 +62,7 @@ DISPATCHED_NAME = re.compile(
                                                            | TRL_CONFIGS)) + r")\b"
     + r"|(?:Trainer|TrainingArguments)\b|" + DERIVED_PARSER_WORD
     + r"|\.(?:" + "|".join(sorted(CAST_CALLEES)) + r")\("  # overrides.py: `model = model.half()`
+    + r"|\breplace_\w+_attn_with_"  # facts.ATTENTION_PATCH
     + r"|(?i:lora)"
 )
 # libcst's visit takes a few frames per nesting level: fewer characters than this cannot exhaust the stack.
@@ -271,6 +272,7 @@ def _dispatched(callee: Optional[str]) -> bool:
         or is_config_class(callee)
         or callee.endswith("Trainer")
         or bool(LORA_CONVERSION.match(callee))
+        or bool(ATTENTION_PATCH.match(callee))
     )
 
 

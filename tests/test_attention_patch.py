@@ -1,0 +1,40 @@
+"""`replace_llama_attn_with_flash_attn()` (FastChat's monkey patch, in the `train_mem.py` of LLaVA-era repositories)
+replaces the forward of LLaMA's eager attention class: on a transformers that runs eager attention by default
+(before 4.36), the job keeps no s x s attention scores. The patch touches that family only."""
+from __future__ import annotations
+
+import shutil
+
+from tests.conftest import SAMPLES
+
+SAMPLE = SAMPLES / "attention_patch"
+_SCORES = "eager attention keeps the s x s attention scores of every head"
+_PATCHED = ("`replace_llama_attn_with_flash_attn()` in the entry script replaces the eager attention with a kernel "
+            "that keeps no s x s scores")
+
+
+def _memory(cli, tmp_path, **replacements: str) -> dict:
+    shutil.copytree(SAMPLE, tmp_path / "repo")
+    for name, (old, new) in replacements.items():
+        path = tmp_path / "repo" / name.replace("__", "/").replace("_py", ".py").replace("_sh", ".sh")
+        path.write_text(path.read_text().replace(old, new))
+    _, document = cli.check_json(tmp_path / "repo", "finetune.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
+                                 "--num-gpus", "8")
+    return document["runs"][0]["memory"]
+
+
+def test_the_patch_replaces_the_eager_scores_of_the_family_it_names(cli, tmp_path):
+    memory = _memory(cli, tmp_path)
+    assert _PATCHED in memory["assumptions"] and _SCORES not in memory["assumptions"]
+    assert memory["peak_gib"] < 60
+
+
+def test_without_the_patch_the_old_default_keeps_the_scores(cli, tmp_path):
+    memory = _memory(cli, tmp_path, **{"vlm__train__train_mem_py": ("replace_llama_attn_with_flash_attn()\n", "\n")})
+    assert _SCORES in memory["assumptions"] and _PATCHED not in memory["assumptions"]
+    assert memory["peak_gib"] > 60
+
+
+def test_the_patch_leaves_another_family_eager(cli, tmp_path):
+    memory = _memory(cli, tmp_path, finetune_sh=("lmsys/vicuna-7b-v1.5", "microsoft/phi-2"))
+    assert _SCORES in memory["assumptions"] and _PATCHED not in memory["assumptions"]
