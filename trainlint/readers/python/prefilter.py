@@ -118,7 +118,9 @@ def plan_module(text: str, tree: Optional[ast.Module] = None) -> Optional[Plan]:
         return None
     args_names = parsed_namespace_names(tree) if "parse_" in text else frozenset()
     line_starts = [0] + [match.end() for match in NEWLINE.finditer(text)]
-    marked = _marked_statements(tree.body, args_names, _Occurrences(text, DISPATCHED_NAME, line_starts))
+    # A cast counts only on a name bound to a loaded model (overrides.py): model code that loads none casts tensors.
+    casts = "from_pretrained" in text
+    marked = _marked_statements(tree.body, args_names, _Occurrences(text, DISPATCHED_NAME, line_starts), casts)
     eval_entries = _Occurrences(text, EVAL_DATASET, line_starts)
     builders = frozenset(
         statement.name
@@ -199,7 +201,8 @@ class _Occurrences:
         return index < len(self._lines) and self._lines[index] <= last
 
 
-def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], calls: _Occurrences) -> FrozenSet[int]:
+def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], calls: _Occurrences,
+                       casts: bool) -> FrozenSet[int]:
     """Ids of the statements, at any depth, whose subtree holds something an extractor reads."""
     marked: Set[int] = set()
 
@@ -209,7 +212,7 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
             own, blocks = statement_parts(statement)
             hit = _holds_setting(statement, args_names)
             if not hit and (blocks or calls.between(statement.lineno, statement.end_lineno or statement.lineno)):
-                hit = any(_holds_call(part) for part in own)  # a compound statement's header is short
+                hit = any(_holds_call(part, casts) for part in own)  # a compound statement's header is short
             for block in blocks:
                 hit = mark(block) or hit
             if hit:
@@ -221,9 +224,9 @@ def _marked_statements(body: Sequence[ast.stmt], args_names: FrozenSet[str], cal
     return frozenset(marked)
 
 
-def _holds_call(expression: ast.AST) -> bool:
+def _holds_call(expression: ast.AST, casts: bool) -> bool:
     return any(
-        isinstance(node, ast.Call) and (_dispatched(last_name(node.func)) or _casts_a_name(node))
+        isinstance(node, ast.Call) and (_dispatched(last_name(node.func)) or (casts and _casts_a_name(node)))
         for node in breadth_first(expression)
     )
 
