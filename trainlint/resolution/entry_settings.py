@@ -347,7 +347,12 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
     for call in facts.trainer_calls:
         name = call.callee.rsplit(".", 1)[-1]
         note = f"{name}: chosen and rejected answers in one batch"
-        if not _absent(call.peft_config):
+        peft = _trl_peft_switch(facts, flags, call.peft_config)
+        if peft is not None:
+            candidates.add(K.LORA, peft)
+            if peft.value is False:
+                call = replace(call, peft_config=None)  # no adapters: the trainer gets no PEFT model
+        elif not _absent(call.peft_config):
             # TRL wraps the model with the adapters `peft_config` describes; an explicit switch says when.
             candidates.add(K.LORA, Setting(Unknown(f"{name} is given a peft_config"), SourceKind.DERIVED,
                                            call.peft_config.origin, note="peft_config"))
@@ -365,6 +370,31 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
             candidates.add(REFERENCE_MODEL, Setting(Unknown(chosen) if chosen else True, SourceKind.DERIVED,
                                                     call.origin, name,
                                                     note=chosen or f"{name}: a reference copy of the model"))
+
+
+# TRL's `get_peft_config(model_args)` returns adapters only when its ModelConfig says `use_peft` (default False
+# in every TRL release that has it: trl/trainer/utils.py, trl/trainer/model_config.py).
+_TRL_PEFT_CONFIG = "get_peft_config("
+_TRL_PEFT_SWITCH = "use_peft"
+
+
+def _trl_peft_switch(facts: EntryFacts, flags: Flags, peft_config: Optional[Setting]) -> Optional[Setting]:
+    """Whether `peft_config=get_peft_config(model_args)` gives the trainer adapters: the `use_peft` the launch passes,
+    else the script's own default for it, else TRL's (off). None for any other peft_config."""
+    if peft_config is None or not (peft_config.text or "").replace(" ", "").startswith(_TRL_PEFT_CONFIG):
+        return None
+    flag = flags.get(_TRL_PEFT_SWITCH)
+    if flag is not None:
+        source = as_flag(flag.value, f"--{flag.name}")
+    elif _TRL_PEFT_SWITCH in facts.fields and facts.fields[_TRL_PEFT_SWITCH].default is not None:
+        source = facts.fields[_TRL_PEFT_SWITCH].default
+    else:
+        return Setting(False, SourceKind.FRAMEWORK_DEFAULT, peft_config.origin, peft_config.text,
+                       note="get_peft_config: no adapters unless use_peft (TRL's default: off)")
+    on = coerce_as(bool, source.value).value
+    value = on if isinstance(on, bool) else Unknown(f"use_peft is {source.text or source.value}")
+    return Setting(value, SourceKind.DERIVED, peft_config.origin, peft_config.text, via=(source,),
+                   note="get_peft_config: adapters when use_peft")
 
 
 def _last(dotted: str) -> str:

@@ -1,0 +1,34 @@
+"""TRL's `peft_config=get_peft_config(model_args)` gives the trainer adapters only when the launch passes
+`--use_peft` (ModelConfig's `use_peft`, off by default): a full DPO job keeps a reference copy of the model, a
+`--use_peft` one trains LoRA with none."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainlint.linter import lint, make_target
+
+SAMPLES = Path(__file__).parent / "samples" / "preference" / "trl_model_config"
+REFERENCE = "a frozen reference copy of the model's weights"
+
+
+def _runs(monkeypatch):
+    monkeypatch.chdir(SAMPLES)
+    result = lint([Path(".")], make_target(gpu="a100-80gb"))
+    runs = {Path(run.id.split(":")[0]).name: run for run in result.scan.runs}
+    estimates = {Path(run_id.split(":")[0]).name: estimate for run_id, estimate in result.estimates.items()}
+    return runs, estimates
+
+
+def test_without_use_peft_the_trainer_gets_no_adapters(monkeypatch):
+    runs, estimates = _runs(monkeypatch)
+    lora = runs["full.sh"].setting("lora")
+    assert lora is not None and lora.value is False
+    assert any(REFERENCE in note for note in estimates["full.sh"].assumptions)
+    assert not any("LoRA" in note for note in estimates["full.sh"].assumptions + estimates["full.sh"].unknowns)
+
+
+def test_use_peft_gives_adapters_and_no_reference_copy(monkeypatch):
+    runs, estimates = _runs(monkeypatch)
+    lora = runs["lora.sh"].setting("lora")
+    assert lora is not None and lora.value is True and lora.via[0].written_as == "--use_peft"
+    assert not any(REFERENCE in note for note in estimates["lora.sh"].assumptions)
