@@ -141,6 +141,8 @@ class TrainerCall:
     # `ref_model=` and `peft_config=` of a preference trainer (TRL's DPOTrainer): value None for a literal None.
     ref_model: Optional[Setting] = None
     peft_config: Optional[Setting] = None
+    # The function whose call gives `peft_config=` (`get_peft_config` of `get_peft_config(model_args)`), if any.
+    peft_config_builder: Optional[str] = None
 
 
 @dataclass(frozen=True)

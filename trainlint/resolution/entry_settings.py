@@ -17,6 +17,7 @@ from trainlint.readers.facts import (
     Gate,
     Keyword,
     Override,
+    TrainerCall,
 )
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
@@ -347,7 +348,7 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
     for call in facts.trainer_calls:
         name = call.callee.rsplit(".", 1)[-1]
         note = f"{name}: chosen and rejected answers in one batch"
-        peft = _trl_peft_switch(facts, flags, call.peft_config)
+        peft = _trl_peft_switch(facts, flags, call)
         if peft is not None:
             candidates.add(K.LORA, peft)
             if peft.value is False:
@@ -374,14 +375,15 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
 
 # TRL's `get_peft_config(model_args)` returns adapters only when its ModelConfig says `use_peft` (default False
 # in every TRL release that has it: trl/trainer/utils.py, trl/trainer/model_config.py).
-_TRL_PEFT_CONFIG = "get_peft_config("
+_TRL_PEFT_CONFIG = "get_peft_config"
 _TRL_PEFT_SWITCH = "use_peft"
 
 
-def _trl_peft_switch(facts: EntryFacts, flags: Flags, peft_config: Optional[Setting]) -> Optional[Setting]:
+def _trl_peft_switch(facts: EntryFacts, flags: Flags, call: TrainerCall) -> Optional[Setting]:
     """Whether `peft_config=get_peft_config(model_args)` gives the trainer adapters: the `use_peft` the launch passes,
     else the script's own default for it, else TRL's (off). None for any other peft_config."""
-    if peft_config is None or not (peft_config.text or "").replace(" ", "").startswith(_TRL_PEFT_CONFIG):
+    peft_config = call.peft_config
+    if peft_config is None or call.peft_config_builder != _TRL_PEFT_CONFIG:
         return None
     flag = flags.get(_TRL_PEFT_SWITCH)
     if flag is not None:

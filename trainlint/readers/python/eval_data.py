@@ -11,7 +11,14 @@ import libcst as cst
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.readers.facts import TrainerCall
 from trainlint.readers.python.context import empty_origin
-from trainlint.readers.python.expressions import CstExpr, NotLiteral, dotted_name, keyword_args, literal_value
+from trainlint.readers.python.expressions import (
+    CstExpr,
+    NotLiteral,
+    dotted_name,
+    keyword_args,
+    last_name,
+    literal_value,
+)
 from trainlint.readers.python.values import ValueReader
 from trainlint.readers.python.walk import children
 
@@ -63,6 +70,8 @@ class EvalDataReader:
         origin = ctx.origin(node) or empty_origin(ctx.source)
         written = {name: self.values.keyword(name, keywords[name].value, kind, f"{callee}({name}=...)").setting
                    for name in ("ref_model", "peft_config") if name in keywords}
+        peft = keywords.get("peft_config")
+        builder_call = peft.value if peft is not None and isinstance(peft.value, cst.Call) else None
         return TrainerCall(
             callee,
             origin,
@@ -73,6 +82,7 @@ class EvalDataReader:
             splat_builder=builder if len(splats) == 1 else None,
             ref_model=written.get("ref_model"),
             peft_config=written.get("peft_config"),
+            peft_config_builder=last_name(builder_call.func) if builder_call is not None else None,
         )
 
     def splat_eval_dataset(self, splat: CstExpr, call: cst.Call) -> SplatEvalDataset:
