@@ -103,3 +103,29 @@ def test_adapters_built_under_a_switch_the_launch_leaves_off_are_not_assumed(cli
     # The switch is the script's own: its name says nothing to trainlint, the config built under it does.
     assert lora["runs"][0]["settings"]["lora"]["value"] is None
     assert any(line.startswith("LoRA r=") for line in lora["runs"][0]["memory"]["assumptions"])
+
+
+_ADAPTERS_WHEN_SET = '''\
+import argparse
+
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lora_rank", type=int, default=None)
+args = parser.parse_args()
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+if args.lora_rank is not None:
+    model = get_peft_model(model, LoraConfig(r=args.lora_rank or 8, target_modules=["q_proj", "v_proj"]))
+Trainer(model=model, args=TrainingArguments(output_dir="out", bf16=True)).train()
+'''
+
+
+def test_a_branch_on_whether_an_argument_is_set_holds_for_a_falsy_value(cli, tmp_path):
+    write_tree(tmp_path, {"train.py": _ADAPTERS_WHEN_SET, "zero.sh": "python train.py --lora_rank 0\n",
+                          "unset.sh": "python train.py\n"})
+    _, zero = cli.check_json(tmp_path, "zero.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    # `--lora_rank 0` is set (`is not None`), though falsy: the adapters are built.
+    assert zero["runs"][0]["settings"]["lora"]["value"] is None
+    _, unset = cli.check_json(tmp_path, "unset.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert "lora" not in unset["runs"][0]["settings"]

@@ -161,8 +161,9 @@ class Override:
     when_value: Value = None
     # A value chosen by a branch over several parsed arguments (`if lora_args.q_lora or "chat" in
     # model_args.model_name_or_path.lower():`): each test is a Keyword naming the argument it reads
-    # (`reference`) and whether it is negated; its setting's value is True for a truth test, or the word a
-    # case-insensitive substring test looks for. The override applies when any test holds (`tests_any`) or
+    # (`reference`) and whether it is negated; its setting's value is True for a truth test, None for a test of
+    # whether the argument is set (`is not None`; negated for `is None`), or the word a case-insensitive substring
+    # test looks for. The override applies when any test holds (`tests_any`) or
     # when all do; `setting` holds the value it then gives.
     tests: Tuple[Keyword, ...] = ()
     tests_any: bool = False

@@ -288,6 +288,8 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
     word = test.setting.value
     if source.value is None and not isinstance(word, str):
         return test.negated, source  # a truth test of an argument left None (`if args.parts is None:`, negated)
+    if word is None:
+        return not test.negated, source  # `if args.lora_r is not None:` of an argument that is set
     if isinstance(word, str):  # a case-insensitive substring test of a text argument
         if not isinstance(source.value, str):
             return None

@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from trainlint.core import Setting, SourceKind
+from trainlint.core import Setting, SourceKind, Value
 from trainlint.readers.facts import Gate, Keyword
 from trainlint.readers.python.context import Branch
 from trainlint.readers.python.expressions import CstExpr, literal_value
@@ -66,18 +66,19 @@ class GateReader:
             inner = self._term(test.expression)
             return negate(inner) if inner is not None else None
         negated = False
+        tested: Value = True  # a truth test
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
                 and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
                 and literal_value(test.comparisons[0].comparator) is None:
-            # `args.mm_tunable_parts is None`: read as `not args.mm_tunable_parts`, which a value that is not a
-            # switch leaves untold (a default None is told: the test holds).
-            negated = isinstance(test.comparisons[0].operator, cst.Is)
+            # `args.lora_r is not None`: a test of whether the argument is set (None as the tested value), negated
+            # for `is None`. `--lora_r 0` sets it.
+            negated, tested = isinstance(test.comparisons[0].operator, cst.Is), None
             test = test.left
         reference = self.values.argument_reference(test)
         if reference is None:
             return None
         ctx = self.ctx
-        setting = Setting(True, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
+        setting = Setting(tested, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
         return Keyword(reference, setting, reference, negated)
 
 
