@@ -25,6 +25,7 @@ SAVE_STEPS = 200
 
 
 def build_arguments(output_dir, optim="adamw_torch"):
+    STEPS_BETWEEN_EVALS = 7  # a local of the same name: not the one EVAL_STEPS is bound to
     eval_batch = 2
     logging_steps = 10
     logging_steps = 20

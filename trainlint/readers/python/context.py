@@ -124,15 +124,19 @@ class Context:
         return current if current is not None else self.module
 
     def enclosing(self, node: cst.CSTNode) -> List[cst.CSTNode]:
-        """The nodes around `node`, innermost first: its recorded parents or, for a node below the one the walk
-        is examining (a keyword's value of the call being read), the walk's path to that one."""
-        current = self.parents.get(node)
+        """The nodes around `node`, innermost first: its recorded parents (the collector's, or a scope lookup's for
+        a value bound where the collector did not walk) or, for a node below the one the walk is examining (a
+        keyword's value of the call being read), the walk's path to that one."""
+        def up(child: cst.CSTNode) -> Optional[cst.CSTNode]:
+            return self.parents.get(child) or self.seen_parents.get(child)
+
+        current = up(node)
         if current is None:
             return list(reversed(self.walk_path))
         chain = []
         while current is not None:
             chain.append(current)
-            current = self.parents.get(current)
+            current = up(current)
         return chain
 
     def assignments(self, scope: cst.CSTNode, name: str) -> List[Assignment]:
