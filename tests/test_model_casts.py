@@ -47,3 +47,12 @@ def test_an_unconditional_cast_is_the_weights_dtype(cli, tmp_path):
     _, document = cli.check_json(tmp_path / "repo", "run.sh", "--isolated", "--no-cache", "--gpu", "rtx3090")
     dtype = document["runs"][0]["settings"]["torch_dtype"]
     assert (dtype["value"], dtype["path"], dtype["line"]) == ("torch.float16", "main.py", 23)
+
+
+def test_a_cast_chained_on_the_load_is_read(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nfrom transformers import AutoModel\n"
+                      "model = AutoModel.from_pretrained('THUDM/chatglm-6b', trust_remote_code=True).half().cuda()\n"
+                      "batch = torch.zeros(3).half()\n")
+    module = read_python(script)
+    assert [(o.name, o.setting.value) for o in module.overrides] == [("torch_dtype", "torch.float16")]

@@ -33,9 +33,10 @@ MODEL_LOADERS = frozenset({"from_pretrained"})
 
 
 def cast_dtype(node: cst.Call) -> Optional[str]:
-    """The dtype a cast of a bare name gives (`model.half()`, `model.to(torch.bfloat16)`, `model.to(device,
-    dtype=torch.float16)`), as `from_pretrained`'s `torch_dtype=` is written; None for any other call."""
-    if not (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)):
+    """The dtype a cast of a bare name or a call's result gives (`model.half()`, `model.to(torch.bfloat16)`,
+    `model.to(device, dtype=torch.float16)`, `AutoModel.from_pretrained(...).half()`), as `from_pretrained`'s
+    `torch_dtype=` is written; None for any other call."""
+    if not (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, (cst.Name, cst.Call))):
         return None
     method = node.func.attr.value
     if method in CAST_METHODS:
@@ -49,6 +50,14 @@ def cast_dtype(node: cst.Call) -> Optional[str]:
                     and written.split(".")[1] in TORCH_DTYPES:
                 return written
     return None
+
+
+def _loads_model(value: Optional[CstExpr]) -> bool:
+    """A loader's call (`AutoModel.from_pretrained(...)`), or a device move of one (`...(...).cuda()`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in ("cuda", "to", "eval", "train"):
+        value = value.func.value
+    return isinstance(value, cst.Call) and last_name(value.func) in MODEL_LOADERS
 
 
 @dataclass(frozen=True)
@@ -97,11 +106,16 @@ class OverrideReader:
     def dtype_cast(self, node: cst.Call, dtype: str) -> None:
         """`model = model.half()` where `model` is bound to a loaded model in the same scope: its weights are in that
         dtype from then on, whatever `torch_dtype=` loaded them in (ChatGLM's P-tuning and LoRA scripts)."""
-        receiver = node.func.value  # a bare name: cast_dtype said so
-        bindings = self.ctx.assignments(self.ctx.scope_of(node), receiver.value)
-        if not any(isinstance(b.value, cst.Call) and last_name(b.value.func) in MODEL_LOADERS for b in bindings):
+        receiver = node.func.value  # a bare name or a call: cast_dtype said so
+        if isinstance(receiver, cst.Name):
+            bindings = self.ctx.assignments(self.ctx.scope_of(node), receiver.value)
+            loaded = any(_loads_model(binding.value) for binding in bindings)
+        else:
+            loaded = _loads_model(receiver)
+        if not loaded:
             return  # a tensor, a sub-module or a model this file does not load
-        self.add_override("torch_dtype", dtype, node, receiver.value, f"{self.ctx.short(node)} casts the weights")
+        target = receiver.value if isinstance(receiver, cst.Name) else self.ctx.short(receiver)
+        self.add_override("torch_dtype", dtype, node, target, f"{self.ctx.short(node)} casts the weights")
 
     def add_override(self, name: str, value: Value, node: cst.CSTNode, target: str, note: str) -> None:
         ctx = self.ctx
