@@ -33,6 +33,7 @@ _EXPLAINED_TARGET = re.compile(
     r"\bref|_ref\b|reference|teacher|reward|critic|\bema\b|_ema\b|vae|text_encoder",
     re.IGNORECASE)
 
+
 def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) -> None:
     """Adds FROZEN_IN_CODE for the first freezing statement that certainly runs, else the first that may."""
     maybe: Optional[Setting] = None

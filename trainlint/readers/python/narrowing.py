@@ -240,7 +240,6 @@ def _lookups(nodes: Iterable[ast.AST]) -> FrozenSet[str]:
                     looked_up.add(keyword.value.id)
         elif isinstance(node, ast.Dict):
             looked_up.update(value.id for value in node.values if isinstance(value, ast.Name))
-
     return frozenset(looked_up)
 
 
