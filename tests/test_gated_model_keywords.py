@@ -129,3 +129,19 @@ def test_a_branch_on_whether_an_argument_is_set_holds_for_a_falsy_value(cli, tmp
     assert zero["runs"][0]["settings"]["lora"]["value"] is None
     _, unset = cli.check_json(tmp_path, "unset.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
     assert "lora" not in unset["runs"][0]["settings"]
+
+
+def test_a_branch_on_an_argument_the_script_reassigns_cannot_be_told(cli, tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "repo")
+    script = tmp_path / "repo" / "finetune.py"
+    # The script turns QLoRA on itself for the largest models: the launch alone no longer says whether it runs.
+    script.write_text(script.read_text().replace(
+        "def main(args: FinetuneArguments) -> None:\n",
+        "def main(args: FinetuneArguments) -> None:\n    if \"70b\" in args.model_name_or_path.lower():\n"
+        "        args.use_qlora = True\n"))
+    launcher = (SAMPLE / "full_finetune.sh").read_text().replace("Llama-2-7b-hf", "Llama-2-70b-hf")
+    write_tree(tmp_path / "repo", {"big.sh": launcher})
+    _, document = cli.check_json(tmp_path / "repo", "big.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
+                                 "--num-gpus", "8")
+    # The 4-bit load may run: it is kept, the lower side.
+    assert document["runs"][0]["settings"]["bits"]["value"] == 4

@@ -167,6 +167,9 @@ class Override:
     # when all do; `setting` holds the value it then gives.
     tests: Tuple[Keyword, ...] = ()
     tests_any: bool = False
+    # An assignment to a parsed argument itself (`args.use_qlora = True`): a branch on that argument cannot be told
+    # from the launch alone.
+    assigns_argument: bool = False
 
 
 # The `other_keywords` callee that marks a call of TRL's PPOConfig from before 0.12 (not TrainingArguments):

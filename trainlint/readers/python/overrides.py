@@ -164,11 +164,13 @@ class OverrideReader:
 
     @staticmethod
     def gated_override(
-        name: str, setting: Setting, target: str, when: Optional[FlagCondition], applied: Value
+        name: str, setting: Setting, target: str, when: Optional[FlagCondition], applied: Value,
+        assigns_argument: bool = False,
     ) -> Override:
         if when is None or isinstance(applied, Unknown):
-            return Override(name, setting, target)
-        return Override(name, setting, target, when=when.argument, when_negated=when.negated, when_value=applied)
+            return Override(name, setting, target, assigns_argument=assigns_argument)
+        return Override(name, setting, target, when=when.argument, when_negated=when.negated, when_value=applied,
+                        assigns_argument=assigns_argument)
 
     # ------------------------------------------------ assignments after parsing
     def assignment(self, target: cst.BaseExpression, value: CstExpr, statement: cst.CSTNode) -> None:
@@ -235,7 +237,7 @@ class OverrideReader:
                 ctx.text(statement),
                 note=note,
             )
-            self.findings.overrides.append(Override(name, setting, owner))
+            self.findings.overrides.append(Override(name, setting, owner, assigns_argument=True))
             return
         keyword = self.values.keyword(name, value, SourceKind.CODE_OVERRIDE, note)
         setting = keyword.setting
@@ -245,7 +247,7 @@ class OverrideReader:
                 Unknown(condition_reason(ctx, conditions[0])), setting.kind, setting.origin, setting.text, note=note
             )
         when = self.flag_condition(conditions)
-        self.findings.overrides.append(self.gated_override(name, setting, owner, when, applied))
+        self.findings.overrides.append(self.gated_override(name, setting, owner, when, applied, assigns_argument=True))
 
 
 def _dotted_argument(test: cst.Attribute, is_args_name) -> Optional[str]:
