@@ -145,3 +145,17 @@ def test_a_branch_on_an_argument_the_script_reassigns_cannot_be_told(cli, tmp_pa
                                  "--num-gpus", "8")
     # The 4-bit load may run: it is kept, the lower side.
     assert document["runs"][0]["settings"]["bits"]["value"] == 4
+
+
+def test_an_argument_copied_between_namespaces_is_still_told(cli, tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "repo")
+    script = tmp_path / "repo" / "finetune.py"
+    script.write_text(script.read_text().replace(
+        "def main(args: FinetuneArguments) -> None:\n",
+        "def main(args: FinetuneArguments, training_args=None) -> None:\n"
+        "    training_args.use_qlora = args.use_qlora\n"))
+    _, document = cli.check_json(tmp_path / "repo", "full_finetune.sh", "--isolated", "--no-cache", "--gpu",
+                                 "a100-80gb", "--num-gpus", "8")
+    # The same value under another name: use_qlora is still off by default, and the 4-bit load never runs.
+    settings = document["runs"][0]["settings"]
+    assert "bits" not in settings or settings["bits"]["value"] is None

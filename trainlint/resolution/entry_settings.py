@@ -281,10 +281,11 @@ def _adapter_setting(facts: EntryFacts, flags: Flags, argparse_values: Dict[str,
 def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],
                 test: Keyword) -> Optional[Tuple[bool, Setting]]:
     """Whether one argument test of a branch holds, and the argument's value it was told from; None when the
-    value cannot be told: it is assigned in code after parsing (`args.use_qlora = True`), or the launch does not
-    give it."""
+    value cannot be told: it is assigned in code after parsing (`args.use_qlora = True`; a copy between namespaces,
+    `training_args.moe_enable = model_args.moe_enable`, changes nothing), or the launch does not give it."""
     reference = test.reference or test.name
-    if any(override.assigns_argument and override.name == reference for override in facts.overrides):
+    if any(override.assigns_argument and override.name == reference and not _copies_argument(override)
+           for override in facts.overrides):
         return None
     source = _argument_value(facts, flags, argparse_values, reference)
     if source is None or isinstance(source.value, Unknown):
