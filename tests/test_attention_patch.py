@@ -4,6 +4,7 @@ replaces the forward of LLaMA's eager attention class: on a transformers that ru
 from __future__ import annotations
 
 import shutil
+from typing import Dict, Tuple
 
 from tests.conftest import SAMPLES
 
@@ -13,28 +14,31 @@ _PATCHED = ("`replace_llama_attn_with_flash_attn()` in the entry script replaces
             "that keeps no s x s scores")
 
 
-def _memory(cli, tmp_path, **replacements: str) -> dict:
+def _memory(cli, tmp_path, edits: Dict[str, Tuple[str, str]]) -> dict:
+    """The job's memory object, once each file in `edits` has its (old, new) text replaced."""
     shutil.copytree(SAMPLE, tmp_path / "repo")
-    for name, (old, new) in replacements.items():
-        path = tmp_path / "repo" / name.replace("__", "/").replace("_py", ".py").replace("_sh", ".sh")
-        path.write_text(path.read_text().replace(old, new))
+    for relative, (old, new) in edits.items():
+        path = tmp_path / "repo" / relative
+        text = path.read_text()
+        assert old in text, relative
+        path.write_text(text.replace(old, new))
     _, document = cli.check_json(tmp_path / "repo", "finetune.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
                                  "--num-gpus", "8")
     return document["runs"][0]["memory"]
 
 
 def test_the_patch_replaces_the_eager_scores_of_the_family_it_names(cli, tmp_path):
-    memory = _memory(cli, tmp_path)
+    memory = _memory(cli, tmp_path, {})
     assert _PATCHED in memory["assumptions"] and _SCORES not in memory["assumptions"]
     assert memory["peak_gib"] < 60
 
 
 def test_without_the_patch_the_old_default_keeps_the_scores(cli, tmp_path):
-    memory = _memory(cli, tmp_path, **{"vlm__train__train_mem_py": ("replace_llama_attn_with_flash_attn()\n", "\n")})
+    memory = _memory(cli, tmp_path, {"vlm/train/train_mem.py": ("replace_llama_attn_with_flash_attn()\n", "\n")})
     assert _SCORES in memory["assumptions"] and _PATCHED not in memory["assumptions"]
     assert memory["peak_gib"] > 60
 
 
 def test_the_patch_leaves_another_family_eager(cli, tmp_path):
-    memory = _memory(cli, tmp_path, finetune_sh=("lmsys/vicuna-7b-v1.5", "microsoft/phi-2"))
+    memory = _memory(cli, tmp_path, {"finetune.sh": ("lmsys/vicuna-7b-v1.5", "microsoft/phi-2")})
     assert _SCORES in memory["assumptions"] and _PATCHED not in memory["assumptions"]
