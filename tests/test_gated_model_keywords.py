@@ -11,6 +11,12 @@ from tests.conftest import SAMPLES, write_tree
 SAMPLE = SAMPLES / "gated_model_keywords"
 
 
+def _edit(path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+
+
 def _run(cli, tmp_path, launcher: str, *argv: str) -> dict:
     shutil.copytree(SAMPLE, tmp_path / "repo")
     _, document = cli.check_json(tmp_path / "repo", launcher, "--isolated", "--no-cache", "--gpu", "a100-80gb",
@@ -135,10 +141,9 @@ def test_a_branch_on_an_argument_the_script_reassigns_cannot_be_told(cli, tmp_pa
     shutil.copytree(SAMPLE, tmp_path / "repo")
     script = tmp_path / "repo" / "finetune.py"
     # The script turns QLoRA on itself for the largest models: the launch alone no longer says whether it runs.
-    script.write_text(script.read_text().replace(
-        "def main(args: FinetuneArguments) -> None:\n",
-        "def main(args: FinetuneArguments) -> None:\n    if \"70b\" in args.model_name_or_path.lower():\n"
-        "        args.use_qlora = True\n"))
+    _edit(script, "def main(args: FinetuneArguments) -> None:\n",
+          "def main(args: FinetuneArguments) -> None:\n    if \"70b\" in args.model_name_or_path.lower():\n"
+          "        args.use_qlora = True\n")
     launcher = (SAMPLE / "full_finetune.sh").read_text().replace("Llama-2-7b-hf", "Llama-2-70b-hf")
     write_tree(tmp_path / "repo", {"big.sh": launcher})
     _, document = cli.check_json(tmp_path / "repo", "big.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
@@ -150,10 +155,9 @@ def test_a_branch_on_an_argument_the_script_reassigns_cannot_be_told(cli, tmp_pa
 def test_an_argument_copied_between_namespaces_is_still_told(cli, tmp_path):
     shutil.copytree(SAMPLE, tmp_path / "repo")
     script = tmp_path / "repo" / "finetune.py"
-    script.write_text(script.read_text().replace(
-        "def main(args: FinetuneArguments) -> None:\n",
-        "def main(args: FinetuneArguments, training_args=None) -> None:\n"
-        "    training_args.use_qlora = args.use_qlora\n"))
+    _edit(script, "def main(args: FinetuneArguments) -> None:\n",
+          "def main(args: FinetuneArguments, training_args=None) -> None:\n"
+          "    training_args.use_qlora = args.use_qlora\n")
     _, document = cli.check_json(tmp_path / "repo", "full_finetune.sh", "--isolated", "--no-cache", "--gpu",
                                  "a100-80gb", "--num-gpus", "8")
     # The same value under another name: use_qlora is still off by default, and the 4-bit load never runs.
