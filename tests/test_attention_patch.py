@@ -4,7 +4,7 @@ replaces the forward of LLaMA's eager attention class: on a transformers that ru
 from __future__ import annotations
 
 import shutil
-from typing import Dict, Tuple
+from typing import Sequence, Tuple
 
 from tests.conftest import SAMPLES
 
@@ -14,10 +14,10 @@ _PATCHED = ("`replace_llama_attn_with_flash_attn()` in the entry script replaces
             "that keeps no s x s scores")
 
 
-def _memory(cli, tmp_path, edits: Dict[str, Tuple[str, str]]) -> dict:
-    """The job's memory object, once each file in `edits` has its (old, new) text replaced."""
+def _memory(cli, tmp_path, edits: Sequence[Tuple[str, str, str]]) -> dict:
+    """The job's memory object, once each (file, old, new) edit is made."""
     shutil.copytree(SAMPLE, tmp_path / "repo")
-    for relative, (old, new) in edits.items():
+    for relative, old, new in edits:
         path = tmp_path / "repo" / relative
         text = path.read_text()
         assert old in text, relative
@@ -28,17 +28,32 @@ def _memory(cli, tmp_path, edits: Dict[str, Tuple[str, str]]) -> dict:
 
 
 def test_the_patch_replaces_the_eager_scores_of_the_family_it_names(cli, tmp_path):
-    memory = _memory(cli, tmp_path, {})
+    memory = _memory(cli, tmp_path, [])
     assert _PATCHED in memory["assumptions"] and _SCORES not in memory["assumptions"]
     assert memory["peak_gib"] < 60
 
 
 def test_without_the_patch_the_old_default_keeps_the_scores(cli, tmp_path):
-    memory = _memory(cli, tmp_path, {"vlm/train/train_mem.py": ("replace_llama_attn_with_flash_attn()\n", "\n")})
+    memory = _memory(cli, tmp_path, [("vlm/train/train_mem.py", "replace_llama_attn_with_flash_attn()\n", "\n")])
     assert _SCORES in memory["assumptions"] and _PATCHED not in memory["assumptions"]
     assert memory["peak_gib"] > 60
 
 
 def test_the_patch_leaves_another_family_eager(cli, tmp_path):
-    memory = _memory(cli, tmp_path, {"finetune.sh": ("lmsys/vicuna-7b-v1.5", "microsoft/phi-2")})
+    memory = _memory(cli, tmp_path, [("finetune.sh", "lmsys/vicuna-7b-v1.5", "microsoft/phi-2")])
     assert _SCORES in memory["assumptions"] and _PATCHED not in memory["assumptions"]
+
+
+
+def test_an_attention_kernel_handed_in_by_a_caller_counts_as_keeping_no_scores(cli, tmp_path):
+    # LLaVA's later entry point: `train(attn_implementation="flash_attention_2")`, passed on to from_pretrained.
+    memory = _memory(cli, tmp_path, [
+        ("vlm/train/train_mem.py", "replace_llama_attn_with_flash_attn()\n", "\n"),
+        ("vlm/train/train_mem.py", "    train()", "    train(attn_implementation=\"flash_attention_2\")"),
+        ("vlm/train/train.py", "def train():", "def train(attn_implementation=None):"),
+        ("vlm/train/train.py", "from_pretrained(model_args.model_name_or_path)",
+         "from_pretrained(model_args.model_name_or_path, attn_implementation=attn_implementation)"),
+    ])
+    assert _SCORES not in memory["assumptions"]
+    assert ("the attention implementation is chosen in code: assumed a kernel that keeps no s x s scores"
+            in memory["unknowns"])

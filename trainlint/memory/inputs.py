@@ -482,6 +482,13 @@ def _eager_by_version(run: TrainingRun) -> Optional[str]:
 def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes,
                gpu: Optional[Gpu] = None) -> Attention:
     name = knobs.str(K.ATTN_IMPLEMENTATION) or ""
+    if knobs.is_unknown(K.ATTN_IMPLEMENTATION):
+        # `attn_implementation=attn_implementation` handed in by a caller trainlint does not follow: a kernel is
+        # chosen, which one cannot be read. Like every setting that lowers memory, unknown counts as the lower
+        # side: one that keeps no s x s scores.
+        notes.unknown("attn_implementation", "the attention implementation is chosen in code: assumed a kernel "
+                                             "that keeps no s x s scores")
+        return Attention.FLASH
     old_release = None if name else _eager_by_version(run)
     if old_release is not None:
         name = "eager"
