@@ -137,29 +137,30 @@ def test_a_branch_on_whether_an_argument_is_set_holds_for_a_falsy_value(cli, tmp
     assert "lora" not in unset["runs"][0]["settings"]
 
 
-def test_a_branch_on_an_argument_the_script_reassigns_cannot_be_told(cli, tmp_path):
+_MAIN = "def main(args: FinetuneArguments) -> None:\n"
+
+
+def _settings_with_main(cli, tmp_path, header: str, model: str = "Llama-2-7b-hf") -> dict:
+    """The full fine-tune's settings, with `main`'s first line replaced by `header` and the model by `model`."""
     shutil.copytree(SAMPLE, tmp_path / "repo")
-    script = tmp_path / "repo" / "finetune.py"
-    # The script turns QLoRA on itself for the largest models: the launch alone no longer says whether it runs.
-    _edit(script, "def main(args: FinetuneArguments) -> None:\n",
-          "def main(args: FinetuneArguments) -> None:\n    if \"70b\" in args.model_name_or_path.lower():\n"
-          "        args.use_qlora = True\n")
-    launcher = (SAMPLE / "full_finetune.sh").read_text().replace("Llama-2-7b-hf", "Llama-2-70b-hf")
-    write_tree(tmp_path / "repo", {"big.sh": launcher})
-    _, document = cli.check_json(tmp_path / "repo", "big.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
+    _edit(tmp_path / "repo" / "finetune.py", _MAIN, header)
+    launcher = (SAMPLE / "full_finetune.sh").read_text().replace("Llama-2-7b-hf", model)
+    write_tree(tmp_path / "repo", {"run.sh": launcher})
+    _, document = cli.check_json(tmp_path / "repo", "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
                                  "--num-gpus", "8")
+    return document["runs"][0]["settings"]
+
+
+def test_a_branch_on_an_argument_the_script_reassigns_cannot_be_told(cli, tmp_path):
+    # The script turns QLoRA on itself for the largest models: the launch alone no longer says whether it runs.
+    settings = _settings_with_main(cli, tmp_path, _MAIN + "    if \"70b\" in args.model_name_or_path.lower():\n"
+                                                          "        args.use_qlora = True\n", model="Llama-2-70b-hf")
     # The 4-bit load may run: it is kept, the lower side.
-    assert document["runs"][0]["settings"]["bits"]["value"] == 4
+    assert settings["bits"]["value"] == 4
 
 
 def test_an_argument_copied_between_namespaces_is_still_told(cli, tmp_path):
-    shutil.copytree(SAMPLE, tmp_path / "repo")
-    script = tmp_path / "repo" / "finetune.py"
-    _edit(script, "def main(args: FinetuneArguments) -> None:\n",
-          "def main(args: FinetuneArguments, training_args=None) -> None:\n"
-          "    training_args.use_qlora = args.use_qlora\n")
-    _, document = cli.check_json(tmp_path / "repo", "full_finetune.sh", "--isolated", "--no-cache", "--gpu",
-                                 "a100-80gb", "--num-gpus", "8")
+    settings = _settings_with_main(cli, tmp_path, "def main(args: FinetuneArguments, training_args=None) -> None:\n"
+                                                  "    training_args.use_qlora = args.use_qlora\n")
     # The same value under another name: use_qlora is still off by default, and the 4-bit load never runs.
-    settings = document["runs"][0]["settings"]
     assert "bits" not in settings or settings["bits"]["value"] is None
