@@ -3,6 +3,7 @@
 `--use_peft` one trains LoRA with none."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from trainlint.linter import lint, make_target
@@ -32,3 +33,31 @@ def test_use_peft_gives_adapters_and_no_reference_copy(monkeypatch):
     lora = runs["lora.sh"].setting("lora")
     assert lora is not None and lora.value is True and lora.via[0].written_as == "--use_peft"
     assert not any(REFERENCE in note for note in estimates["lora.sh"].assumptions)
+
+
+_RECIPE = """model_name_or_path: meta-llama/Llama-2-7b-hf
+dataset_name: trl-lib/ultrafeedback_binarized
+per_device_train_batch_size: 2
+max_length: 1024
+use_peft: true
+output_dir: out
+"""
+
+
+def test_a_recipe_that_says_use_peft_gives_adapters(cli, tmp_path):
+    shutil.copy(SAMPLES / "dpo.py", tmp_path / "dpo.py")
+    (tmp_path / "recipe.yaml").write_text(_RECIPE)
+    (tmp_path / "run.sh").write_text("accelerate launch --num_processes 8 dpo.py recipe.yaml\n")
+    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    lora = document["runs"][0]["settings"]["lora"]
+    assert (lora["value"], lora["path"]) == (True, "recipe.yaml")
+
+
+def test_a_config_file_trainlint_does_not_read_leaves_adapters_unknown(cli, tmp_path):
+    shutil.copy(SAMPLES / "dpo.py", tmp_path / "dpo.py")
+    (tmp_path / "recipe.yaml").write_text(_RECIPE)
+    (tmp_path / "run.sh").write_text("accelerate launch --num_processes 8 dpo.py --config recipe.yaml\n")
+    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    lora = document["runs"][0]["settings"]["lora"]
+    # The file may set use_peft: neither on nor off is certain.
+    assert lora["value"] is None and "--config" in lora["reason"]

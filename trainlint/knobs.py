@@ -77,6 +77,8 @@ class K(str, Enum):
     FREEZE_LLM = "freeze_llm"
     AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
     USE_GALORE = "use_galore"
+    USE_PEFT = "use_peft"
+    TRL_PEFT_CONFIG = "trl_peft_config"
     PACKING = "packing"
     USE_APOLLO = "use_apollo"
     USE_BADAM = "use_badam"
@@ -378,6 +380,10 @@ KNOBS: Tuple[Knob, ...] = (
          {ARGS: ("packing", "neat_packing"), AXOLOTL: ("sample_packing",)}),
     Knob(K.USE_GALORE, bool, "GaLore low-rank optimizer states", {ARGS: ("use_galore",)}),
     Knob(K.USE_APOLLO, bool, "APOLLO optimizer", {ARGS: ("use_apollo",)}),
+    # TRL's ModelConfig switch, which its `get_peft_config(model_args)` reads; LoRA follows it only when the trainer's
+    # `peft_config` is that call (TRL_PEFT_CONFIG, from the entry script's code).
+    Knob(K.USE_PEFT, bool, "TRL's use_peft (adapters from get_peft_config)", {ARGS: ("use_peft",)}),
+    Knob(K.TRL_PEFT_CONFIG, bool, "the trainer's peft_config is TRL's get_peft_config(model_args)", {}),
     Knob(K.USE_BADAM, bool, "BAdam block-wise optimizer", {ARGS: ("use_badam",)}),
     Knob(K.PREDICTION_LOSS_ONLY, bool, "evaluation keeps only the loss", {ARGS: ("prediction_loss_only",)}, False),
     Knob(

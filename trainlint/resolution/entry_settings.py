@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, Mapping, Optional, Tuple
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import K, coerce, coerce_as, knob_for
 from trainlint.readers.facts import (
     ADAPTER_KEYWORDS,
@@ -355,11 +355,11 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
     for call in facts.trainer_calls:
         name = call.callee.rsplit(".", 1)[-1]
         note = f"{name}: chosen and rejected answers in one batch"
-        peft = _trl_peft_switch(facts, flags, call)
-        if peft is not None:
-            candidates.add(K.LORA, peft)
-            if peft.value is False:
-                call = replace(call, peft_config=None)  # no adapters: the trainer gets no PEFT model
+        follows = _trl_peft_config(flags, call)
+        if follows is not None:
+            candidates.add(K.TRL_PEFT_CONFIG, follows)
+            # Adapters only where `use_peft` says so; where it does, the memory model drops the reference copy.
+            call = replace(call, peft_config=None)
         elif not _absent(call.peft_config):
             # TRL wraps the model with the adapters `peft_config` describes; an explicit switch says when.
             candidates.add(K.LORA, Setting(Unknown(f"{name} is given a peft_config"), SourceKind.DERIVED,
@@ -380,30 +380,23 @@ def _preference_trainers(facts: EntryFacts, flags: Flags, candidates: Candidates
                                                     note=chosen or f"{name}: a reference copy of the model"))
 
 
-# TRL's `get_peft_config(model_args)` returns adapters only when its ModelConfig says `use_peft` (default False
-# in every TRL release that has it: trl/trainer/utils.py, trl/trainer/model_config.py).
+# TRL's `get_peft_config(model_args)`: the trainer gets adapters when `use_peft` says so (resolved with the recipe's
+# and the flags' values by hf_trainer's derivation).
 _TRL_PEFT_CONFIG = "get_peft_config"
-_TRL_PEFT_SWITCH = "use_peft"
+# TRL's `--config recipe.yaml`: a file of arguments that may set `use_peft`.
+_TRL_CONFIG_FLAG = "config"
 
 
-def _trl_peft_switch(facts: EntryFacts, flags: Flags, call: TrainerCall) -> Optional[Setting]:
-    """Whether `peft_config=get_peft_config(model_args)` gives the trainer adapters: the `use_peft` the launch passes,
-    else the script's own default for it, else TRL's (off). None for any other peft_config."""
+def _trl_peft_config(flags: Flags, call: TrainerCall) -> Optional[Setting]:
+    """That the trainer's adapters follow `use_peft` (`peft_config=get_peft_config(model_args)`); unknown when a
+    `--config` file trainlint does not read may set it. None for any other peft_config."""
     peft_config = call.peft_config
     if peft_config is None or call.peft_config_builder != _TRL_PEFT_CONFIG:
         return None
-    flag = flags.get(_TRL_PEFT_SWITCH)
-    if flag is not None:
-        source = as_flag(flag.value, f"--{flag.name}")
-    elif _TRL_PEFT_SWITCH in facts.fields and facts.fields[_TRL_PEFT_SWITCH].default is not None:
-        source = facts.fields[_TRL_PEFT_SWITCH].default
-    else:
-        return Setting(False, SourceKind.FRAMEWORK_DEFAULT, peft_config.origin, peft_config.text,
-                       note="get_peft_config: no adapters unless use_peft (TRL's default: off)")
-    on = coerce_as(bool, source.value).value
-    value = on if isinstance(on, bool) else Unknown(f"use_peft is {source.text or source.value}")
-    return Setting(value, SourceKind.DERIVED, peft_config.origin, peft_config.text, via=(source,),
-                   note="get_peft_config: adapters when use_peft")
+    follows: Value = True
+    if _TRL_CONFIG_FLAG in flags:
+        follows = Unknown("use_peft may be set by the --config file")
+    return Setting(follows, SourceKind.DERIVED, peft_config.origin, peft_config.text, note="get_peft_config")
 
 
 def _last(dotted: str) -> str:

@@ -66,6 +66,24 @@ def prequantized_bits(name: str) -> Optional[int]:
     return None
 
 
+def _derive_trl_peft(candidates: Candidates, context: DeriveContext) -> None:
+    """`peft_config=get_peft_config(model_args)`: TRL returns adapters only when `use_peft` (a flag, the recipe, the
+    script's default) says so, and its ModelConfig's default is off (trl/trainer/utils.py, model_config.py)."""
+    follows = candidates.winner(K.TRL_PEFT_CONFIG)
+    if follows is None:
+        return
+    if isinstance(follows.value, Unknown):
+        candidates.add(K.LORA, replace(follows, note="get_peft_config"))
+        return
+    switch = candidates.winner(K.USE_PEFT)
+    if switch is not None:
+        candidates.add(K.LORA, Setting(switch.value, SourceKind.DERIVED, switch.origin, switch.text, via=(switch,),
+                                       note="get_peft_config: adapters when use_peft"))
+    else:
+        candidates.add(K.LORA, Setting(False, SourceKind.FRAMEWORK_DEFAULT, follows.origin, follows.text,
+                                       note="get_peft_config: no adapters unless use_peft (TRL's default: off)"))
+
+
 def _derive_liger(candidates: Candidates, context: DeriveContext) -> None:
     """`use_liger_kernel` applies Liger's kernels to the model (Trainer -> liger_kernel's
     `_apply_liger_kernel_to_instance`), fused linear cross-entropy on by default: the loss never builds the
@@ -103,7 +121,8 @@ HF_TRAINER = Framework(
     name="hf_trainer",
     namespace=ARGS,
     defaults=_defaults,
-    derivations=(Derivation(Stage.QUANTISATION, _derive_bits), Derivation(Stage.ATTENTION, _derive_attention),
+    derivations=(Derivation(Stage.ADAPTER, _derive_trl_peft), Derivation(Stage.QUANTISATION, _derive_bits),
+                 Derivation(Stage.ATTENTION, _derive_attention),
                  Derivation(Stage.ATTENTION, _derive_liger)),
 )
 
