@@ -393,7 +393,7 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("eval_accumulation_steps",)},
     ),
     Knob(K.ATTN_IMPLEMENTATION, str, "attention kernel", {ARGS: ("attn_implementation",), AXOLOTL: ()}),
-    # `replace_llama_attn_with_flash_attn()`: the family and the kernel, `llama:flash` (readers/facts.py).
+    # `replace_llama_attn_with_flash_attn()`: the family whose eager attention is replaced, `llama` (readers/facts.py).
     Knob(K.ATTENTION_PATCH, str, "a model family's eager attention replaced in code", {}),
     # A switch in most scripts (`--flash_attn True`), a choice in LLaMA-Factory (`flash_attn: fa2`,
     # `sdpa`, `disabled`, `auto`): kept as written; the resolution tells attn_implementation from it.

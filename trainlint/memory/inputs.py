@@ -506,10 +506,10 @@ def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], 
                        f"cannot run ({gpu.name} predates Ampere)")
         else:
             notes.note(f"attention implementation not set: assumed {name} (the model's default)")
-    if name == "eager" and _patched(knobs, model):
-        family, _, kernel = (knobs.str(K.ATTENTION_PATCH) or "").partition(":")
-        notes.note(f"`replace_{family}_attn_with_{kernel}_attn()` in the entry script replaces the eager attention "
-                   "with a kernel that keeps no s x s scores")
+    patch = run.setting(K.ATTENTION_PATCH)
+    if name == "eager" and patch is not None and _patched(knobs, model):
+        notes.note(f"`{patch.text}` in the entry script replaces the eager attention with a kernel that keeps no "
+                   "s x s scores")
         return Attention.FLASH
     if "flash" in name or name in ("fa2", "xformers"):
         return Attention.FLASH
@@ -521,8 +521,8 @@ def _patched(knobs: KnobReader, model: Optional[ModelSpec]) -> bool:
     `replace_llama_attn_with_flash_attn()` patches the forward of LLaMA's eager attention class, which the SDPA and
     FlashAttention-2 classes do not use. It does for that family, and may for a model of unknown family, which
     counts as patched (the lower side)."""
-    family, _, kernel = (knobs.str(K.ATTENTION_PATCH) or "").partition(":")
-    return bool(kernel) and (model is None or model.arch == family)
+    family = knobs.str(K.ATTENTION_PATCH)
+    return family is not None and (model is None or model.arch == family)
 
 
 def _optimizer(knobs: KnobReader, notes: EstimateNotes) -> str:

@@ -176,8 +176,8 @@ class Override:
 # the PPOTrainer built on it is no HF Trainer either.
 LEGACY_PPO_CONFIG = "PPOConfig (TRL before 0.12)"
 # `replace_llama_attn_with_flash_attn()` (FastChat's monkey patch, copied by LLaVA-era repositories): the forward of
-# the family's eager attention class replaced by a FlashAttention or xformers kernel. Its setting's value is
-# `FAMILY:KERNEL` (`llama:flash`).
+# the family's eager attention class replaced by a FlashAttention or xformers kernel, neither of which keeps the s x s
+# scores. Its setting's value is the family (`llama`).
 ATTENTION_PATCH_CALLEE = "an attention patch (replace_<family>_attn_with_<kernel>_attn())"
 ATTENTION_PATCH = re.compile(r"^replace_(?P<family>[a-z0-9]+)_attn_with_(?P<kernel>flash|xformers)\w*$")
 # `XForSequenceClassification.from_pretrained(...)` (or token classification): the model's head scores labels, not

@@ -157,7 +157,7 @@ class Collector(cst.CSTVisitor):
         elif callee in CAST_CALLEES and (dtype := cast_dtype(node)) is not None:
             self.overrides.dtype_cast(node, dtype)
         elif (patch := ATTENTION_PATCH.match(callee)) is not None:
-            self.config_calls.attention_patch(node, patch["family"], patch["kernel"])
+            self.config_calls.attention_patch(node, patch["family"])
         elif is_add_config_arguments(node):
             self.found.argparse_args.extend(config_arguments(self.values, node))
         elif is_engine_call(node):

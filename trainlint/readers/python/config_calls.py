@@ -116,9 +116,9 @@ class ConfigCallReader:
         called = Keyword("called", setting, gates=self.gates.around(node))
         self.findings.other_keywords.append(("get_peft_model", called))
 
-    def attention_patch(self, node: cst.Call, family: str, kernel: str) -> None:
+    def attention_patch(self, node: cst.Call, family: str) -> None:
         ctx = self.ctx
-        setting = Setting(f"{family}:{kernel}", SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node),
+        setting = Setting(family, SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node),
                           note=f"{ctx.short(node.func)}() replaces {family}'s eager attention")
         self.findings.other_keywords.append((ATTENTION_PATCH_CALLEE, Keyword("called", setting,
                                                                             gates=self.gates.around(node))))

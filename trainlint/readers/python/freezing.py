@@ -15,7 +15,7 @@ from trainlint.readers.facts import Freeze
 from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name, literal_value
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.gates import GateReader
-from trainlint.readers.python.values import ValueReader
+from trainlint.readers.python.values import ValueReader, parameter_names
 
 FREEZE_METHOD = "requires_grad_"
 FREEZE_ATTRIBUTE = "requires_grad"
@@ -79,8 +79,7 @@ class FreezeReader:
         root = target
         while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
             root = root.func if isinstance(root, cst.Call) else root.value
-        params = scope.params
-        names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        names = parameter_names(scope.params)
         return scope.name.value if isinstance(root, cst.Name) and root.value in names else ""
 
 

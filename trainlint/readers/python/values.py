@@ -71,7 +71,7 @@ class ValueReader:
         for scope in [*ctx.enclosing(node), ctx.module]:
             if isinstance(scope, (cst.Lambda, cst.ClassDef, *_COMPREHENSIONS)):
                 return None  # scopes the assignment tables do not hold
-            if isinstance(scope, cst.FunctionDef) and node.value in _parameters(scope.params):
+            if isinstance(scope, cst.FunctionDef) and node.value in parameter_names(scope.params):
                 return None
             if not isinstance(scope, (cst.FunctionDef, cst.Module)):
                 continue
@@ -122,7 +122,8 @@ class ValueReader:
         return Setting(Unknown(reason), kind, ctx.origin(name), ctx.text(name), note=note)
 
 
-def _parameters(params: cst.Parameters) -> FrozenSet[str]:
+def parameter_names(params: cst.Parameters) -> FrozenSet[str]:
+    """The names a function's parameters bind, `*args` and `**kwargs` included."""
     names = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
