@@ -44,20 +44,21 @@ output_dir: out
 """
 
 
-def test_a_recipe_that_says_use_peft_gives_adapters(cli, tmp_path):
+def _lora_with_recipe(cli, tmp_path, command: str) -> dict:
+    """The LoRA setting of `accelerate launch ... dpo.py COMMAND` with a recipe that says `use_peft: true`."""
     shutil.copy(SAMPLES / "dpo.py", tmp_path / "dpo.py")
     (tmp_path / "recipe.yaml").write_text(_RECIPE)
-    (tmp_path / "run.sh").write_text("accelerate launch --num_processes 8 dpo.py recipe.yaml\n")
+    (tmp_path / "run.sh").write_text(f"accelerate launch --num_processes 8 dpo.py {command}\n")
     _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    lora = document["runs"][0]["settings"]["lora"]
+    return document["runs"][0]["settings"]["lora"]
+
+
+def test_a_recipe_that_says_use_peft_gives_adapters(cli, tmp_path):
+    lora = _lora_with_recipe(cli, tmp_path, "recipe.yaml")
     assert (lora["value"], lora["path"]) == (True, "recipe.yaml")
 
 
 def test_a_config_file_trainlint_does_not_read_leaves_adapters_unknown(cli, tmp_path):
-    shutil.copy(SAMPLES / "dpo.py", tmp_path / "dpo.py")
-    (tmp_path / "recipe.yaml").write_text(_RECIPE)
-    (tmp_path / "run.sh").write_text("accelerate launch --num_processes 8 dpo.py --config recipe.yaml\n")
-    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    lora = document["runs"][0]["settings"]["lora"]
+    lora = _lora_with_recipe(cli, tmp_path, "--config recipe.yaml")
     # The file may set use_peft: neither on nor off is certain.
     assert lora["value"] is None and "--config" in lora["reason"]
