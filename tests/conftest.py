@@ -63,8 +63,11 @@ def read_python_whole(path: Path):
     import libcst as cst
 
     from trainlint.readers.python import loading
+    from trainlint.readers.python.fire_cli import command_functions
+    from trainlint.readers.python.prefilter import stdlib_tree
     from trainlint.readers.source import read_source
 
     source = read_source(path)
-    return loading.whole_module_facts(loading._walk_whole(source, False, cst.parse_module(source.text)), source.text,
-                                      None)
+    commands = command_functions(stdlib_tree(source.text), source.text)
+    module = loading._walk_whole(source, False, cst.parse_module(source.text), commands)
+    return loading.whole_module_facts(module, source.text, None)

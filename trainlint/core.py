@@ -50,6 +50,7 @@ class SourceKind(str, Enum):
     CODE_KEYWORD = "keyword in code"
     DATACLASS_DEFAULT = "dataclass default"
     ARGPARSE_DEFAULT = "argparse default"
+    PARAMETER_DEFAULT = "parameter default"  # a python-fire function's signature
     CODE_OVERRIDE = "set in code after parsing"
     FRAMEWORK_DEFAULT = "framework default"
     DERIVED = "derived"
@@ -395,6 +396,9 @@ class RunFacts:
     # The subset the entry script defines itself (the rest comes from HF's TrainingArguments).
     own_flags: frozenset = frozenset()
     parse_known_args: bool = False
+    # The entry point's command line is a python-fire function: a flag none of its parameters takes is left over
+    # while the function runs, and fire fails on it only once the function returns.
+    fire_command: bool = False
     # The flags parse_known_args leaves over may take effect (the script reads them itself, or runs code trainlint
     # has not read that may parse them): their effect is unknown.
     known_args_rest_used: bool = False

@@ -22,6 +22,22 @@ for index in range(0, len(overrides), 2):
     setattr(args, overrides[index].lstrip("-"), overrides[index + 1])
 """
 
+_FIRE_PY = """import fire
+import transformers
+
+
+def train(base_model: str = "", micro_batch_size: int = 4, group_by_length: bool = True, **kwargs):
+    model = transformers.AutoModelForCausalLM.from_pretrained(base_model)
+    args = transformers.TrainingArguments(output_dir="out", per_device_train_batch_size=micro_batch_size,
+                                          group_by_length=group_by_length)
+    transformers.Trainer(model=model, args=args).train()
+
+
+if __name__ == "__main__":
+    fire.Fire(train)
+"""
+_FIRE_LAUNCHER = "torchrun --nproc_per_node 2 finetune.py --base_model m --micro_batch_size 2 {flag}\n"
+
 
 class UnknownTrainingArgument(Rule):
     """
@@ -36,6 +52,8 @@ class UnknownTrainingArgument(Rule):
     that parses with `parse_known_args()` (or `parse_args_into_dataclasses(return_remaining_strings=True)`)
     is worse: it drops the flag silently, so `--use-lora` or `--gradient_checkpointing` has no effect and
     the job trains, or runs out of memory, without it (a warning: the job starts).
+    A python-fire function (`fire.Fire(train)`) runs with the flags it takes and leaves the others over: the
+    job trains without the flag, and fire fails on it only once the function returns (a warning).
     A script that reads the leftovers itself (`args, unknown = parser.parse_known_args()`, then applies
     `unknown` to a config or hands it to another command) is not reported: their effect is unknown. Nor
     are the words after a standalone `--`, which argparse hands on as positional arguments.
@@ -82,6 +100,13 @@ class UnknownTrainingArgument(Rule):
                 {"finetune.sh": "python sweep.py --config sft.yaml --per_device_train_batch_size 8 "
                                 "--learning_rate 2e-5\n",
                  "sweep.py": _SWEEP_PY}, False),
+        Example("a flag no parameter of a python-fire function takes: a warning, the job trains without it",
+                {"finetune.sh": _FIRE_LAUNCHER.format(flag="--gradient_checkpointing"),
+                 "finetune.py": _FIRE_PY.replace(", **kwargs", "")}, True, at="finetune.sh:1:77"),
+        Example("python-fire's `--noname` and a function that takes **kwargs",
+                {"finetune.sh": _FIRE_LAUNCHER.format(flag="--nogroup_by_length"), "finetune.py": _FIRE_PY,
+                 "finetune_any.sh": _FIRE_LAUNCHER.format(flag="--gradient_checkpointing").replace(
+                     "finetune.py", "finetune_any.py"), "finetune_any.py": _FIRE_PY}, False),
         Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
                                                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
     )
@@ -95,18 +120,25 @@ class UnknownTrainingArgument(Rule):
             if pin is not None and pin.origin is not None else ()
         for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
-            if normalized in HF_VERSIONED_FIELDS and normalized not in run.facts.own_flags:
+            fire = run.facts.fire_command
+            if normalized in HF_VERSIONED_FIELDS and normalized not in run.facts.own_flags and not fire:
                 problem = _version_problem(normalized, pin)
                 if problem is None:
                     continue
                 refused, related = f"`--{name}` {problem}", pinned_here
-            elif normalized in accepted or name in accepted or _abbreviates(normalized, accepted):
+            elif normalized in accepted or name in accepted:
+                continue
+            elif _fire_spelling(normalized, accepted) if fire else _abbreviates(normalized, accepted):
                 continue
             else:
                 refused, related = f"`--{name}` is not an argument of the entry script's parser", ()
             if run.facts.parse_known_args and run.facts.known_args_rest_used:
                 continue  # the script handles the flags the parser leaves over: no certain effect to report
-            if run.facts.parse_known_args:
+            if run.facts.fire_command:
+                yield self.finding(run, f"{refused}: python-fire gives it to no parameter, so the job trains without "
+                                        f"it, and fails once training returns (\"Could not consume arg\")",
+                                   origin=word.origin, severity=Severity.WARNING, related=related)
+            elif run.facts.parse_known_args:
                 yield self.finding(run, f"{refused}; the parser hands unknown flags back (parse_known_args) and the "
                                         f"script drops them, so it has no effect", origin=word.origin,
                                    severity=Severity.WARNING, related=related)
@@ -118,6 +150,13 @@ def _abbreviates(name: str, accepted: FrozenSet[str]) -> bool:
     """argparse accepts a unique prefix of a long option."""
     matches = [option for option in accepted if option.startswith(name)]
     return len(matches) == 1
+
+
+def _fire_spelling(name: str, accepted: FrozenSet[str]) -> bool:
+    """python-fire takes `--noname` to turn `name` off, and a single letter for the one parameter it starts."""
+    if name.startswith("no") and name[2:] in accepted:
+        return True
+    return len(name) == 1 and len([option for option in accepted if option.startswith(name)]) == 1
 
 
 def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:

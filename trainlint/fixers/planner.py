@@ -50,7 +50,8 @@ _NOT_WRITABLE = {K.WORLD_SIZE, K.NUM_NODES}
 # Pins whose place is not a value the user wrote: editing them would rewrite code, not a setting.
 _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.DERIVED}
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
-                   SourceKind.ARGPARSE_DEFAULT, SourceKind.ENVIRONMENT, SourceKind.SBATCH}
+                   SourceKind.ARGPARSE_DEFAULT, SourceKind.PARAMETER_DEFAULT, SourceKind.ENVIRONMENT,
+                   SourceKind.SBATCH}
 _RECIPE_LAUNCHERS = (Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.ARGUMENTS_FILE)
 
 

@@ -17,6 +17,9 @@ ADAPTER_KEYWORDS = {"r": K.LORA_R, "modules_to_save": K.LORA_MODULES_TO_SAVE}
 DO_TRAIN = "do_train"
 # FieldDefault.owner of the arguments DeepSpeed adds: they are DeepSpeed's, not the script's settings.
 DEEPSPEED_ARGUMENTS_OWNER = "deepspeed.add_config_arguments"
+# FieldDefault.owner of the parameters of a function python-fire makes the command line of (`fire.Fire(train)`):
+# each is a flag, `--micro_batch_size 8` or `--micro-batch-size=8`, defaulting to the signature's value.
+FIRE_OWNER = "fire.Fire"
 # The callee recorded with the keywords of a config builder whose result reaches deepspeed.initialize.
 DEEPSPEED_ENGINE_CALLEE = "deepspeed.initialize"
 
@@ -80,9 +83,9 @@ class ShellScript:
 class FieldDefault:
     """A dataclass field or an argparse argument, with its default."""
 
-    name: str  # the attribute name (argparse: dest)
+    name: str  # the attribute name (argparse: dest; fire: the parameter)
     default: Optional[Setting]  # None when the field has no default (required)
-    owner: str  # class name, or "argparse"
+    owner: str  # class name, "argparse", DEEPSPEED_ARGUMENTS_OWNER or FIRE_OWNER
     option_strings: Tuple[str, ...] = ()  # argparse: ("--eval_iters",); dataclass: ()
     type_name: str = ""  # annotation or argparse type= as written: "int", "bool", "Optional[str]"
     origin: Optional[Origin] = None  # the field / add_argument call
@@ -225,7 +228,10 @@ class ImportInfo:
 class PythonModule:
     path: str
     dataclasses: Tuple[DataclassInfo, ...] = ()
+    # The script's command-line options: argparse's, DeepSpeed's and the parameters of a python-fire function.
     argparse_args: Tuple[FieldDefault, ...] = ()
+    # The python-fire function of the command line takes `**kwargs`: any flag is accepted.
+    takes_any_flag: bool = False
     # Each HfArgumentParser((A, B, C)) call: the class names it is given, as written.
     hf_parsers: Tuple[Tuple[str, ...], ...] = ()
     # The callees of those calls that name a parser class of the project's own (`H4ArgumentParser`), whose

@@ -9,6 +9,7 @@ from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
+    FIRE_OWNER,
     LEGACY_PPO_CONFIG,
     DataclassInfo,
     FieldDefault,
@@ -50,6 +51,8 @@ class EntryFacts:
     trainer_calls: List[TrainerCall] = field(default_factory=list)
     other_keywords: List[Tuple[str, Keyword]] = field(default_factory=list)
     parse_known_args: bool = False
+    # The script's python-fire function takes `**kwargs`: fire hands it any flag.
+    takes_any_flag: bool = False
     # The flags parse_known_args leaves over may still take effect: a module reads them itself, or the script
     # runs code trainlint has not read, which may parse the command line again.
     known_args_rest_used: bool = False
@@ -111,14 +114,19 @@ class EntryFacts:
                 and not (legacy_ppo and _last(call.callee) == "PPOTrainer")]
 
     def accepted_flags(self) -> Optional[frozenset]:
-        if not self.has_parser or self.unresolved_parser_class or self.unread_parser_helper is not None \
-                or self.derived_parser is not None or self.parser_built_elsewhere \
-                or (self.inherits_hf and self.own_transformers):
+        if not self.has_parser or self.takes_any_flag or self.unresolved_parser_class \
+                or self.unread_parser_helper is not None or self.derived_parser is not None \
+                or self.parser_built_elsewhere or (self.inherits_hf and self.own_transformers):
             return None
         names = set(self.fields) | set(self.option_dest)
         if self.inherits_hf:
             names |= HF_TRAINING_ARGUMENTS_FIELDS
         return frozenset(names)
+
+    @property
+    def fire_command(self) -> bool:
+        """The script's command line is a python-fire function's signature."""
+        return any(arg.owner == FIRE_OWNER for arg in self.argparse.values())
 
     def own_flags(self) -> frozenset:
         """Flags the script defines itself (its dataclass fields and argparse options)."""
@@ -132,6 +140,8 @@ class EntryFacts:
         dest = self.option_dest.get(name)
         if dest is not None:
             arg = self.argparse.get(dest)
+            if arg is not None and arg.owner == FIRE_OWNER:
+                return False  # fire gives a flag the word after it, whatever its type, unless that word is a flag
             return arg is not None and ("bool" in arg.type_name or arg.type_name.startswith("store_"))
         return name in HF_BOOL_FIELDS
 
@@ -415,6 +425,7 @@ def _merge(facts: EntryFacts) -> None:
         facts.trainer_calls.extend(module.trainer_calls)
         facts.other_keywords.extend(module.other_keywords)
         facts.parse_known_args = facts.parse_known_args or module.parse_known_args
+        facts.takes_any_flag = facts.takes_any_flag or module.takes_any_flag
         facts.known_args_rest_used = facts.known_args_rest_used or module.known_args_rest_used
         facts.diagnostics.extend(module.diagnostics)
 

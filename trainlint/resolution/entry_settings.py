@@ -3,7 +3,7 @@ defaults, the keywords it hands TrainingArguments and the values it assigns afte
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import K, coerce, coerce_as, knob_for
@@ -13,6 +13,7 @@ from trainlint.readers.facts import (
     CLASSIFICATION_HEAD,
     DEEPSPEED_ARGUMENTS_OWNER,
     DEEPSPEED_ENGINE_CALLEE,
+    FIRE_OWNER,
     LORA_CONFIG,
     Gate,
     Keyword,
@@ -76,6 +77,26 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
             return as_flag(flag.value, f"--{name}", value=coerced.value)
         return item.default
     return None
+
+
+def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequence[Setting]) -> Dict[str, ParsedFlag]:
+    """What python-fire gives its function's parameters beyond `--name value`: a bare `--noname` turns `name` off,
+    and the words with no flag go by position, in the order of the signature, each to the next parameter no flag
+    names."""
+    if facts is None:
+        return {}
+    parameters = [name for name, arg in facts.argparse.items() if arg.owner == FIRE_OWNER]
+    if not parameters:
+        return {}
+    found: Dict[str, ParsedFlag] = {}
+    for name, flag in flags.items():
+        negated = name.replace("-", "_")[2:]
+        if flag.bare and name.startswith("no") and negated in parameters and name not in parameters:
+            found[negated] = ParsedFlag(negated, replace(flag.value, value=False), flag.flag, bare=True)
+    given = {name.replace("-", "_") for name in flags} | set(found)
+    open_parameters = [name for name in parameters if name not in given]
+    found.update((name, ParsedFlag(name, word, word)) for name, word in zip(open_parameters, positionals))
+    return found
 
 
 def argument_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:

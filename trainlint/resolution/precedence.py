@@ -19,6 +19,7 @@ PRECEDENCE = {
     SourceKind.CODE_KEYWORD: 60,
     SourceKind.DATACLASS_DEFAULT: 50,
     SourceKind.ARGPARSE_DEFAULT: 40,
+    SourceKind.PARAMETER_DEFAULT: 40,
     SourceKind.ENVIRONMENT: 35,
     SourceKind.DERIVED: 30,
     SourceKind.SBATCH: 25,

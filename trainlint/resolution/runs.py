@@ -35,7 +35,14 @@ from trainlint.resolution.entry import (
     locate_module,
     locate_script,
 )
-from trainlint.resolution.entry_settings import Flags, argument_values, code_settings, data_batch, launcher_settings
+from trainlint.resolution.entry_settings import (
+    Flags,
+    argument_values,
+    code_settings,
+    command_flags,
+    data_batch,
+    launcher_settings,
+)
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
 from trainlint.resolution.frameworks import (
     AXOLOTL,
@@ -128,6 +135,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         # `accelerate launch src/train.py recipe.yaml`: the script hands the file to its parser.
         code_settings(build.facts, {}, build.candidates)
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
+    flags = {**command_flags(build.facts, flags, positionals), **flags}
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
     gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
     if not (gone_distributed or looks_like_training(flags, build.facts)):
@@ -488,8 +496,11 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
 
 # ---------------------------------------------------------------- the run
 
+_DEFAULT_KINDS = (SourceKind.DATACLASS_DEFAULT, SourceKind.ARGPARSE_DEFAULT, SourceKind.PARAMETER_DEFAULT)
+
+
 def _unset_by_default(setting: Optional[Setting]) -> bool:
-    return setting is not None and setting.kind in (SourceKind.DATACLASS_DEFAULT, SourceKind.ARGPARSE_DEFAULT) \
+    return setting is not None and setting.kind in _DEFAULT_KINDS \
         and setting.value in _EMPTY_VALUES
 
 
@@ -530,6 +541,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         accepted_flags=facts.accepted_flags() if facts and not build.entry_ambiguous else None,
         own_flags=facts.own_flags() if facts else frozenset(),
         parse_known_args=facts.parse_known_args if facts else False,
+        fire_command=facts is not None and facts.fire_command,
         known_args_rest_used=facts.known_args_rest_used if facts else False,
         python_files=tuple(m.path for m in facts.modules) if facts else (),
         flags=build.flags,

@@ -3,7 +3,7 @@
 libcst parses the text; its position metadata (lines, character columns) is turned into exact byte
 offsets of the raw file, so every value keeps the origin of the token it is written in. The reader
 collects what decides a training job's settings: argument dataclasses and their defaults, argparse
-defaults, `HfArgumentParser` wiring, `TrainingArguments(...)`-style calls, `Trainer(...)` calls
+defaults, the signature of a python-fire function, `HfArgumentParser` wiring, `TrainingArguments(...)`-style calls, `Trainer(...)` calls
 (is there an eval dataset?), settings changed in code after parsing, imports and what runs under
 `if __name__ == "__main__":`.
 
@@ -11,7 +11,7 @@ Modules, in the order a file goes through them: `loading` (screening, parsing, s
 `prefilter` (the stdlib parser's view: which statements hold something, at any depth; the functions and
 classes that hold nothing reach libcst as `pass`), `lazy_positions`, `positions` and `context` (positions
 rendered per statement, byte offsets, scopes, branches), `walk` and `collector` (the one walk, over the
-statements that hold something), and the extractors it feeds: `argument_classes`, `argparse_args`,
+statements that hold something), and the extractors it feeds: `argument_classes`, `argparse_args`, `fire_cli`,
 `config_calls`, `eval_data`, `overrides`, `imports` (with `resolve_import`, which the cross-module
 resolution uses); `leftover_args` tells whether a script reads what `parse_known_args()` leaves over.
 """

@@ -66,7 +66,8 @@ class AdapterReader:
             note = f"{LORA_CONFIG}({name}=...)"
             # Under branches (which of several configurations runs), the value counts when the launch takes them
             # all: the resolution tells from the gates.
-            if isinstance(arg.value, cst.Name) and isinstance(literal_value(arg.value), NotLiteral):
+            if isinstance(arg.value, cst.Name) and isinstance(literal_value(arg.value), NotLiteral) \
+                    and self.values.argument_reference(arg.value) is None:  # `r=lora_r` of a fire function reads it
                 self._local(name, arg.value, ctx.scope_of(node), note)
             else:
                 self.findings.other_keywords.append((LORA_CONFIG, self._keyword(name, arg.value, note)))

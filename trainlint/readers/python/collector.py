@@ -22,6 +22,7 @@ from trainlint.readers.python.deepspeed_calls import (
 from trainlint.readers.python.eval_data import EvalDataReader
 from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
+from trainlint.readers.python.fire_cli import FIRE_CALLEE, is_fire_call, read_command_line
 from trainlint.readers.python.freezing import FreezeReader, is_freeze_call
 from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
 from trainlint.readers.python.overrides import (
@@ -108,6 +109,7 @@ class Collector(cst.CSTVisitor):
             imports=tuple(found.imports),
             main_calls=main_calls(self.ctx),
             parse_known_args=found.parse_known_args,
+            takes_any_flag=found.takes_any_flag,
             other_keywords=tuple(found.other_keywords) + tuple(self.overrides.attention_keywords()),
             diagnostics=tuple(found.diagnostics),
             returned_eval_datasets=self.eval_data.returned_eval_datasets(),
@@ -158,6 +160,11 @@ class Collector(cst.CSTVisitor):
             self.overrides.dtype_cast(node, dtype)
         elif (patch := ATTENTION_PATCH.match(callee)) is not None:
             self.config_calls.attention_patch(node, patch["family"])
+        elif callee == FIRE_CALLEE and is_fire_call(node):
+            command_line = read_command_line(self.values, node)
+            if command_line is not None:
+                self.found.argparse_args.extend(command_line.arguments)
+                self.found.takes_any_flag = self.found.takes_any_flag or command_line.takes_any_flag
         elif is_add_config_arguments(node):
             self.found.argparse_args.extend(config_arguments(self.values, node))
         elif is_engine_call(node):

@@ -70,10 +70,12 @@ class Context:
         functions: Optional[Dict[str, Optional[cst.FunctionDef]]] = None,
         args_names: Optional[FrozenSet[str]] = None,
         calling: Optional[FrozenSet[int]] = None,
+        command_functions: FrozenSet[str] = frozenset(),
     ):
         """`functions` and `args_names` when the caller knows them without walking the module: a function
         libcst did not read (it holds nothing) is there by name, as None. `calling`: ids of the top-level
-        statements that may call something, when known."""
+        statements that may call something, when known. `command_functions`: the top-level functions python-fire
+        makes the command line of, whose parameters are parsed arguments."""
         self.source = source
         self.locator = locator
         self.module = module
@@ -94,6 +96,7 @@ class Context:
             args_names = _parsed_namespace_names(module) if "parse_" in source.text else frozenset()
         self.args_names = args_names
         self.calling = calling
+        self.command_functions = command_functions
         self._scope_assignments: Dict[int, Dict[str, List[Assignment]]] = {}
 
     # positions

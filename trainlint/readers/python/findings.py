@@ -35,3 +35,4 @@ class Findings:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     freezes: List[Freeze] = field(default_factory=list)
     parse_known_args: bool = False
+    takes_any_flag: bool = False

@@ -14,10 +14,11 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from trainlint.core import Diagnostic, DiagnosticKind, Setting
-from trainlint.readers.facts import PythonModule
+from trainlint.readers.facts import FIRE_OWNER, PythonModule
 from trainlint.readers.python.collector import Collector
 from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
+from trainlint.readers.python.fire_cli import command_functions
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.leftover_args import known_args_rest_used
 from trainlint.readers.python.notebook import blank_lines, ipython_lines, is_notebook_source
@@ -79,8 +80,11 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     nodes = tree_nodes(tree) if _asks_of_tree(module, text) else None
     calls_backward = ".backward(" in text and _calls_backward(nodes)
     helpers = parser_helpers(nodes) if module.argparse_args else ()
+    # A python-fire function is a parser the module builds itself.
+    builds = any(arg.owner == FIRE_OWNER for arg in module.argparse_args) or (
+        bool(module.argparse_args) and builds_parser(nodes))
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
-                     parser_helpers=helpers, builds_parser=bool(module.argparse_args) and builds_parser(nodes))
+                     parser_helpers=helpers, builds_parser=builds)
     if module.parse_known_args and known_args_rest_used(nodes):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
@@ -152,34 +156,33 @@ def _read_parsed(source: SourceText, has_bom: bool, text: str, tree: Optional[as
         message = f"{source.path}: cannot parse as Python ({type(err).__name__}: {err})"
         return PythonModule(path=source.path, diagnostics=(Diagnostic("syntax-error", message, source.path),))
     if plan is None:
-        return _walk_whole(source, has_bom, module)
+        return _walk_whole(source, has_bom, module, command_functions(tree, text))
     return _walk_planned(source, has_bom, module, plan)
 
 
 def _walk_planned(source: SourceText, has_bom: bool, module: cst.Module, plan: Plan) -> PythonModule:
     screen = screen_module(plan, module)
     if screen is None:
-        return _walk_whole(source, has_bom, module)
-    return _walk_screened(source, has_bom, module, screen, plan.args_names)
+        return _walk_whole(source, has_bom, module, plan.command_functions)
+    return _walk_screened(source, has_bom, module, screen, plan)
 
 
-def _walk_whole(source: SourceText, has_bom: bool, module: cst.Module) -> PythonModule:
+def _walk_whole(source: SourceText, has_bom: bool, module: cst.Module, commands: FrozenSet[str]) -> PythonModule:
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    collector = Collector(Context(source, ByteLocator(source, has_bom), module, positions))
+    collector = Collector(Context(source, ByteLocator(source, has_bom), module, positions, command_functions=commands))
     module.visit(collector)
     return collector.result()
 
 
-def _walk_screened(
-    source: SourceText, has_bom: bool, module: cst.Module, screen: Screen, args_names: FrozenSet[str]
-) -> PythonModule:
+def _walk_screened(source: SourceText, has_bom: bool, module: cst.Module, screen: Screen, plan: Plan) -> PythonModule:
     """The collector's walk over the statements that can hold a setting only, with positions computed
     for the statements whose nodes become origins."""
     walkers: List[Collector] = []
     positions = StatementPositions(
         module, screen.anchors, lambda: ctx.parents, lambda: walkers[0].ancestors, lambda: ctx.seen_parents
     )
-    ctx = Context(source, ByteLocator(source, has_bom), module, positions, screen.functions, args_names, screen.calling)
+    ctx = Context(source, ByteLocator(source, has_bom), module, positions, screen.functions, plan.args_names,
+                  screen.calling, plan.command_functions)
     collector = Collector(ctx, screen.skip)
     walkers.append(collector)
     collector.eval_data = ScreenedEvalData(collector.values, screen.eval_builders, positions)

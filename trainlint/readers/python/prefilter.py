@@ -30,6 +30,7 @@ from trainlint.readers.facts import ATTENTION_PATCH, DEEPSPEED_ARGUMENTS_OWNER, 
 from trainlint.readers.python.argument_classes import DERIVED_PARSER_WORD, HF_PARSERS, may_be_hf_parser
 from trainlint.readers.python.config_calls import OTHER_CALL_KEYWORDS, TRL_CONFIGS, is_config_class
 from trainlint.readers.python.context import PARSE_METHODS
+from trainlint.readers.python.fire_cli import FIRE_CALLEE, command_functions
 from trainlint.readers.python.freezing import FREEZE_ATTRIBUTE, FREEZE_METHOD
 from trainlint.readers.python.lazy_positions import Anchor
 from trainlint.readers.python.narrowing import Span, idle_statement_spans, statement_parts
@@ -53,6 +54,7 @@ DISPATCHED_CALLS = frozenset(
         DEEPSPEED_ARGUMENTS_OWNER.rsplit(".", 1)[-1],
         DEEPSPEED_ENGINE_CALLEE.rsplit(".", 1)[-1],
         FREEZE_METHOD,  # freezing.py: `module.requires_grad_(False)`
+        FIRE_CALLEE,  # fire_cli.py: `fire.Fire(train)`
     }
 ) | KBIT_PREPARATION
 ATTENTION_ATTRIBUTES = frozenset({"attn_implementation", "_attn_implementation"})
@@ -81,13 +83,15 @@ class Plan:
     """The stdlib parser's view of a module. `text`: what libcst parses (the functions and classes that hold
     nothing reduced to `pass`); `marked`: ids of the stdlib statements, at any depth, whose subtree holds
     something; `eval_builders`: module-level functions that may return a dict with an `eval_dataset` entry;
-    `args_names`: the names bound from a parse call (as the collector's context computes them)."""
+    `args_names`: the names bound from a parse call (as the collector's context computes them);
+    `command_functions`: the functions python-fire makes the command line of (read whole, their header first)."""
 
     tree: ast.Module
     text: str
     marked: FrozenSet[int]
     eval_builders: FrozenSet[str]
     args_names: FrozenSet[str]
+    command_functions: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -129,14 +133,15 @@ def plan_module(text: str, tree: Optional[ast.Module] = None) -> Optional[Plan]:
         and eval_entries.between(statement.lineno, statement.end_lineno or statement.lineno)
         and _builds_eval_dict(statement)
     )
-    kept = {id(statement) for statement in tree.body if getattr(statement, "name", None) in builders}
+    commands = command_functions(tree, text)
+    kept = {id(statement) for statement in tree.body if getattr(statement, "name", None) in builders | commands}
     reduced = text
     if not TAB_INDENT.search(text):  # libcst's tokenizer may reject tab indentation Python takes: let it see all
         lines = text.split("\n")
         spans = _definition_spans(lines, _idle_definitions(tree.body, marked | kept))
         spans += idle_statement_spans(tree.body, marked, frozenset(kept), lines)
         reduced = _reduced_text(lines, spans)
-    return Plan(tree, reduced, marked, builders, args_names)
+    return Plan(tree, reduced, marked, builders, args_names, commands)
 
 
 def screen_module(plan: Plan, module: cst.Module) -> Optional[Screen]:

@@ -81,9 +81,29 @@ class ValueReader:
         return None
 
     def argument_reference(self, node: CstExpr) -> Optional[str]:
-        """`args.eval_iters` -> "eval_iters" when `args` holds parsed arguments."""
+        """`args.eval_iters` -> "eval_iters" when `args` holds parsed arguments; `micro_batch_size` -> itself when
+        it is a parameter of a python-fire function that the function never rebinds."""
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.is_args_name(node.value.value):
             return node.attr.value
+        if isinstance(node, cst.Name) and self.ctx.command_functions:
+            return self._command_parameter(node)
+        return None
+
+    def _command_parameter(self, node: cst.Name) -> Optional[str]:
+        """The parameter of a command function a bare name reads, from that function or one nested in it."""
+        ctx = self.ctx
+        for scope in ctx.enclosing(node):
+            if isinstance(scope, (cst.Lambda, cst.ClassDef, *_COMPREHENSIONS)):
+                if isinstance(scope, cst.Lambda) and node.value in parameter_names(scope.params):
+                    return None
+                continue  # a class body or comprehension binding the name is rare; its function decides
+            if not isinstance(scope, cst.FunctionDef):
+                continue
+            if node.value in parameter_names(scope.params):
+                command = scope.name.value in ctx.command_functions and ctx.functions.get(scope.name.value) is scope
+                return node.value if command and not ctx.assignments(scope, node.value) else None
+            if ctx.assignments(scope, node.value):
+                return None  # a local of a nested function
         return None
 
     def is_args_name(self, name: str) -> bool:
