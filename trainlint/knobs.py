@@ -78,6 +78,7 @@ class K(str, Enum):
     AUTO_FIND_BATCH_SIZE = "auto_find_batch_size"
     USE_GALORE = "use_galore"
     USE_PEFT = "use_peft"
+    USE_VLLM = "use_vllm"
     TRL_PEFT_CONFIG = "trl_peft_config"
     PACKING = "packing"
     USE_APOLLO = "use_apollo"
@@ -383,6 +384,7 @@ KNOBS: Tuple[Knob, ...] = (
     # TRL's ModelConfig switch, which its `get_peft_config(model_args)` reads; LoRA follows it only when the trainer's
     # `peft_config` is that call (TRL_PEFT_CONFIG, from the entry script's code).
     Knob(K.USE_PEFT, bool, "TRL's use_peft (adapters from get_peft_config)", {ARGS: ("use_peft",)}),
+    Knob(K.USE_VLLM, bool, "TRL's use_vllm (generation in vLLM, on a GPU of its own)", {ARGS: ("use_vllm",)}),
     Knob(K.TRL_PEFT_CONFIG, bool, "the trainer's peft_config is TRL's get_peft_config(model_args)", {}),
     Knob(K.USE_BADAM, bool, "BAdam block-wise optimizer", {ARGS: ("use_badam",)}),
     Knob(K.PREDICTION_LOSS_ONLY, bool, "evaluation keeps only the loss", {ARGS: ("prediction_loss_only",)}, False),

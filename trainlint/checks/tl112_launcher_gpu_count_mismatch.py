@@ -17,7 +17,9 @@ class LauncherGpuCountMismatch(Rule):
     Compares the GPU count the launcher states (`--nproc_per_node 8`, a `GPUS_PER_NODE=8` variable
     feeding it, `deepspeed --num_gpus 8`, `--include localhost:0-7`, `CUDA_VISIBLE_DEVICES`,
     accelerate's `num_processes`) with the machine's, given by `--num-gpus N`. Without `--num-gpus`
-    it says nothing.
+    it says nothing. Fewer processes than GPUs are not reported for a job that generates with vLLM
+    (TRL's `--use_vllm`): TRL puts vLLM on the GPU after the training processes' (`vllm_device="auto"`), or
+    a `trl vllm-serve` server runs on the others.
 
     ## Why is this bad
     More processes than GPUs: the job fails at start-up (`invalid device ordinal`, or the launcher
@@ -66,6 +68,9 @@ class LauncherGpuCountMismatch(Rule):
         Example("torchrun --nproc_per_node 4 on a 4-GPU machine",
                 job("--per_device_train_batch_size 4", launcher="torchrun --nproc_per_node 4"), False,
                 ("--num-gpus", "4")),
+        Example("one GPU left to vLLM generation (TRL's use_vllm)",
+                job("--per_device_train_batch_size 4\n--use_vllm true", launcher="torchrun --nproc_per_node 7"),
+                False, ("--num-gpus", "8")),
         Example("bare deepspeed uses every GPU the machine has",
                 job("--per_device_train_batch_size 4", launcher="deepspeed"), False, ("--num-gpus", "4")),
     )
@@ -90,6 +95,8 @@ class LauncherGpuCountMismatch(Rule):
         elif stated.count > ctx.num_gpus:
             consequence = (f"starting {stated.count} processes on {ctx.num_gpus} GPUs fails at start-up")
             severity = Severity.ERROR
+        elif run.known(K.USE_VLLM) is True:
+            return  # TRL generates in vLLM on the GPUs the training processes leave (the next one, or a server's)
         else:
             idle = ctx.num_gpus - stated.count
             consequence = f"{idle} of the machine's {ctx.num_gpus} GPUs {'stays' if idle == 1 else 'stay'} idle"
