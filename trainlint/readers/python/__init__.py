@@ -3,9 +3,9 @@
 libcst parses the text; its position metadata (lines, character columns) is turned into exact byte
 offsets of the raw file, so every value keeps the origin of the token it is written in. The reader
 collects what decides a training job's settings: argument dataclasses and their defaults, argparse
-defaults, the signature of a python-fire function, `HfArgumentParser` wiring, `TrainingArguments(...)`-style calls, `Trainer(...)` calls
-(is there an eval dataset?), settings changed in code after parsing, imports and what runs under
-`if __name__ == "__main__":`.
+defaults, the signature of a python-fire function, `HfArgumentParser` wiring, `TrainingArguments(...)`-style
+calls, `Trainer(...)` calls (is there an eval dataset?), settings changed in code after parsing, imports and
+what runs under `if __name__ == "__main__":`.
 
 Modules, in the order a file goes through them: `loading` (screening, parsing, syntax errors),
 `prefilter` (the stdlib parser's view: which statements hold something, at any depth; the functions and
