@@ -53,9 +53,10 @@ def _classes() -> Tuple[Mapping[str, type], Mapping[str, type]]:
     from trainlint.knobs import K
     from trainlint.readers import facts
 
-    classes = (Origin, Unknown, Setting, Fallback, Diagnostic, facts.Launch, facts.Flow, facts.ShellScript,
-               facts.FieldDefault, facts.DataclassInfo, facts.Keyword, facts.ConfigCall, facts.TrainerCall,
-               facts.Override, facts.Gate, facts.Freeze, facts.ImportInfo, facts.PythonModule, facts.ConfigFile)
+    classes = (Origin, Unknown, Setting, Fallback, Diagnostic, facts.Launch, facts.Flow, facts.ScriptCall,
+               facts.ShellScript, facts.FieldDefault, facts.DataclassInfo, facts.Keyword, facts.ConfigCall,
+               facts.TrainerCall, facts.Override, facts.Gate, facts.Freeze, facts.ImportInfo, facts.PythonModule,
+               facts.ConfigFile)
     enums = (SourceKind, DiagnosticKind, ReplacedBy, FileKind, Launcher, ShardingEngine, K)
     return {cls.__name__: cls for cls in classes}, {cls.__name__: cls for cls in enums}
 

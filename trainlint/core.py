@@ -434,6 +434,9 @@ class TrainingRun:
     configs: Tuple[str, ...] = ()
     diagnostics: Tuple[Diagnostic, ...] = ()
     facts: RunFacts = field(default_factory=RunFacts)
+    # The command of another script that runs this launch's script with its arguments (`bash finetune.sh "$MODEL"`
+    # in a wrapper): the job is the launch as that call runs it.
+    called_by: Optional[Origin] = None
 
     def setting(self, knob: str) -> Optional[Setting]:
         return self.settings.get(knob)

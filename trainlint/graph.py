@@ -144,13 +144,25 @@ class SettingsGraph:
         key = node_key(origin)
         if key not in self.graph:
             return True
-        allowed = {knob_node(run_id, name) for name in (knob, *together)}
+        # The jobs of one launch (the script by itself, and as each caller runs it with its arguments) are that
+        # launch: a value written in it is theirs alike.
+        jobs = self._same_launch(run_id)
+        allowed = {knob_node(job, name) for job in jobs for name in (knob, *together)}
+        job_nodes = {run_node(job) for job in jobs}
         for reached in nx.descendants(self.graph, key):
             if isinstance(reached, tuple) and reached and reached[0] == "knob" and reached not in allowed:
                 return False
-            if reached not in allowed and reached != run_node(run_id) and self.graph.out_degree(reached) == 0:
+            if reached not in allowed and reached not in job_nodes and self.graph.out_degree(reached) == 0:
                 return False  # an expansion used by something that is not a knob (e.g. `--lr $((B*2))`)
         return True
+
+    def _same_launch(self, run_id: str) -> List[str]:
+        """The job and those that run the same launch command as it (a script run by wrappers)."""
+        run = self.runs.get(run_id)
+        if run is None or run.origin is None:
+            return [run_id]
+        return [job for job, other in self.runs.items()
+                if job == run_id or (other.origin == run.origin and (other.called_by or run.called_by))]
 
     def fix_target(self, run_id: str, knob: str, setting: Setting, together: Iterable[str] = ()) -> Optional[Setting]:
         """The editable origin of `setting` (a value of this run's knob): the place to edit so that

@@ -241,9 +241,28 @@ def _apply_suppressions(result: LintResult, selection: Selection) -> None:
     # Imported here: the suppressions read files through trainlint.formats (tree-sitter, ~10 ms).
     from trainlint.suppressions import apply_suppressions
 
-    applied = apply_suppressions(_dedupe(result.findings), [*result.scan.scanned, *files])
+    runs = {run.id: run for run in result.scan.runs}
+    applied = apply_suppressions(_dedupe(result.findings, runs), [*result.scan.scanned, *files])
     result.suppressed = [finding for finding, _ in applied.suppressed]
-    result.findings = _dedupe([f for f in applied.findings + applied.unused if selection.allows_finding(f)])
+    result.findings = _dedupe([f for f in applied.findings + applied.unused if selection.allows_finding(f)], runs)
+
+
+def _fix_places(finding: Finding, run: Optional[TrainingRun]) -> Tuple:
+    """What tells the fixes of one launch's findings apart: its job, unless several jobs run the launch (a script
+    run by wrappers with their own arguments) and the fix would make the same changes at the same places (for each
+    knob, the whole chain of places the value is written at, the literal last)."""
+    if not finding.fix or not finding.fix.changes:
+        return ()
+    if run is None:
+        return (finding.run_id,)
+    places: List[Tuple] = [(run.origin,)]
+    for change in finding.fix.changes:
+        setting = run.setting(change.knob)
+        chain = tuple(upstream.origin for upstream in setting.chain()) if setting is not None else ()
+        if not any(chain):
+            return (finding.run_id,)
+        places.append((change.knob, repr(change.old), repr(change.new), chain))
+    return tuple(places)
 
 
 def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind: Mapping[str, Rule],
@@ -257,14 +276,17 @@ def _from_diagnostics(diagnostics: Sequence[Diagnostic], by_kind: Mapping[str, R
     return out
 
 
-def _dedupe(findings: List[Finding]) -> List[Finding]:
-    """A file shared by several runs reports its own problems once."""
+def _dedupe(findings: List[Finding], runs: Mapping[str, TrainingRun]) -> List[Finding]:
+    """A file shared by several runs reports its own problems once, and so does a launch several callers run (a
+    script run by wrappers, `bash finetune.sh "$MODEL"`) when the fix would edit the same places for each."""
     seen = set()
     out = []
-    for finding in findings:
+    # The launch's own job first: of the jobs that share a finding, it is the one whose fix may edit the launch.
+    ordered = sorted(findings, key=lambda f: (runs[f.run_id].called_by is not None) if f.run_id in runs else False)
+    for finding in ordered:
         origin = finding.origin
         key = (finding.code, finding.path, origin.start_byte if origin else None, finding.message,
-               finding.run_id if finding.fix and finding.fix.changes else None)
+               _fix_places(finding, runs.get(finding.run_id or "")))
         if key in seen:
             continue
         seen.add(key)

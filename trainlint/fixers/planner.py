@@ -55,6 +55,14 @@ _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.D
 _RECIPE_LAUNCHERS = (Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.ARGUMENTS_FILE)
 
 
+def _check_called_script(run: TrainingRun, edits: List[Edit]) -> None:
+    """No edit of a script another one runs with its arguments: the caller's values are this job's, the called
+    script's are every caller's (and its own, run by itself)."""
+    if run.called_by is not None and any(edit.origin.path == run.path for edit in edits):
+        raise Refused(f"{run.path} is run by {run.called_by.path}:{run.called_by.line} with its arguments and may be "
+                      f"run by other scripts too; change it by hand, or in the caller")
+
+
 @dataclass(frozen=True)
 class PlannedFix:
     """A finding, the byte edits that apply its fix and how safe applying them is. `problem` says
@@ -199,6 +207,7 @@ class Planner:
         for change, refusal in computed:
             if not self._follows_inputs(run, change, edits):
                 raise refusal
+        _check_called_script(run, edits)
         self._check_launcher_values(run, finding.fix.changes, edits)
         return edits
 

@@ -69,6 +69,20 @@ class Flow:
 
 
 @dataclass(frozen=True)
+class ScriptCall:
+    """`bash scripts/train/finetune.sh "$DATA" 2048`: another script run with arguments, which it reads as `$1`,
+    `$2`, .... `arguments` are the words in order, as far as their positions are certain: `complete` is False when a
+    word may split into several (an unquoted value trainlint cannot tell), so those after it are left out."""
+
+    script: Setting
+    arguments: Tuple[Setting, ...]
+    complete: bool
+    origin: Origin  # the whole command
+    cwd: Optional[str] = None  # as Launch.cwd
+    cwd_unknown: bool = False
+
+
+@dataclass(frozen=True)
 class ShellScript:
     path: str
     launches: Tuple[Launch, ...]
@@ -76,6 +90,8 @@ class ShellScript:
     sbatch: Mapping[str, Setting] = field(default_factory=dict)
     flows: Tuple[Flow, ...] = ()
     diagnostics: Tuple[Diagnostic, ...] = ()
+    # Other scripts it runs with arguments (`bash finetune.sh "$MODEL" 2048`), in the order of the file.
+    calls: Tuple[ScriptCall, ...] = ()
 
 
 # ---------------------------------------------------------------- python

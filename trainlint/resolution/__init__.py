@@ -131,6 +131,7 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
     """Read `files` and add to `result` the jobs they launch, with the problems of each file."""
     # Imported here: job assembly and the frameworks behind it (~25 ms) only once there are files to read.
     from trainlint.resolution.runs import build_run, python_run, recipe_run
+    from trainlint.resolution.script_calls import called_runs
 
     explicit = named_files(paths)
     entries_seen = set()
@@ -165,6 +166,10 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
                 result.runs.append(run)
                 entries_seen.update(run.facts.python_files[:1])
             result.diagnostics.extend(d for d in script.diagnostics if id(d) not in attached)
+            for call in script.calls:
+                for run in called_runs(call, path, workspace, build_run):
+                    result.runs.append(run)
+                    entries_seen.update(run.facts.python_files[:1])
     # A recipe a launcher in the scan already runs is that launcher's job (with its world size and
     # its accelerate config), not a second one of its own, unless it was named by itself.
     launched = {config for run in result.runs for config in run.configs}

@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, VersionCeiling, file_kind
 from trainlint.inputs import SKIP_DIRS, note_folder, note_path, repo_root, tree_roots, within
-from trainlint.readers.facts import ConfigFile, PythonModule, ShellScript
+from trainlint.readers.facts import ConfigFile, PythonModule, ScriptCall, ShellScript
 from trainlint.readers.hostfile import HostFile, read_hostfile
 from trainlint.readers.requirements import read_ceiling, read_pin
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
@@ -202,6 +202,16 @@ class Workspace:
     def shell(self, path: Path) -> ShellScript:
         return self._read("shell", path, self._shell, _read_shell,
                           lambda problem: ShellScript(path=problem.path, launches=(), diagnostics=(problem,)))
+
+    def called_shell(self, path: Path, call: ScriptCall) -> Optional[ShellScript]:
+        """The script at `path` as `call` runs it, with the caller's arguments as `$1`, `$2`, ...; None when it may
+        not be read (the script read by itself reports why). Never cached: the facts depend on the caller."""
+        if self.refusal(path) is not None:
+            return None
+        self._count(self.resolved(path), path)
+        from trainlint.readers.shell import read_shell  # lazy, as in _read_shell
+
+        return read_shell(path, call)
 
     def class_bases(self, path: Path) -> Dict[str, Tuple[str, ...]]:
         """The classes the module at `path` defines with their bases as written; none for a file it may not read."""

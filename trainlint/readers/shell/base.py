@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
-from trainlint.readers.facts import Flow, Launch
+from trainlint.readers.facts import Flow, Launch, ScriptCall
 from trainlint.readers.shell.positions import LineIndex
 from trainlint.readers.shell.recovery import ParsedScript, error_nodes
 from trainlint.readers.shell.syntax import shorten
@@ -29,6 +29,7 @@ class ReaderBase:
         self.diagnostics: List[Diagnostic] = []
         self.flows: List[Flow] = []
         self.launches: List[Launch] = []
+        self.calls: List[ScriptCall] = []  # other scripts run with arguments
         self.called_functions: set = set()
         self.reported_continuations: set = set()
         self.masked_expansions: set = set()  # spans of `${...}` tree-sitter could not parse

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Sequence
 
 from trainlint.core import Setting, SourceKind
+from trainlint.readers.shell.arguments import change_positional
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.heredocs import STDIN_REDIRECTS
 from trainlint.readers.shell.syntax import adjacent_groups, node_text
@@ -79,6 +80,9 @@ class CommandsMixin(ReaderBase):
             own = [child for child in node.children if child.type in STDIN_REDIRECTS]
             self._read_builtin(words[1:], [*redirects, *own], prefix_env, ctx, state)
             return
+        if name in ("shift", "set"):
+            change_positional(name, words[1:], state)
+            return
         if name in ("source", "."):
             if len(words) > 1:
                 label = words[1].known or words[1].setting.text
@@ -103,7 +107,11 @@ class CommandsMixin(ReaderBase):
             return
         self.function_calls += 1
         body, doc = state.functions[name]
-        self._call_body(body, replace(ctx, doc=doc, function_depth=ctx.function_depth + 1), state)
+        arguments, state.arguments = state.arguments, None  # a function's `$1` is its own
+        try:
+            self._call_body(body, replace(ctx, doc=doc, function_depth=ctx.function_depth + 1), state)
+        finally:
+            state.arguments = arguments
 
     def _prefix_env(self, prefixes: Sequence[List[Node]], ctx: Ctx, state: State) -> Dict[str, Setting]:
         env: Dict[str, Setting] = {}

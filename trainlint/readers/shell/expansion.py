@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from trainlint.core import Fallback, ReplacedBy, Setting, SourceKind, Unknown
 from trainlint.readers.facts import Flow
+from trainlint.readers.shell.arguments import given_argument, given_arguments
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.syntax import EXPANSION_TYPES, effective_start, literal, node_text, shorten
 from trainlint.readers.shell.values import (
@@ -108,11 +109,23 @@ class ExpansionMixin(ReaderBase):
                            script_argument=argument)]
 
         if name in ("@", "*"):
+            if state.arguments is not None and state.arguments.complete and (name == "@" or not in_dquote):
+                pieces, given = given_arguments(span, state, in_dquote)
+                for binding in given:
+                    self._record_flows(binding, span)
+                return None, pieces
             return None, [Piece(positional=True, region=span, unknown_span=span, splittable=not in_dquote)]
         if name.isdigit():
             if name == "0":
                 return None, unknown("$0 is the path the script is run as")
+            given = given_argument(int(name), span, state)
+            if given is not None:
+                self._record_flows(given, span)
+                return given, []
             return None, unknown(f"${name} is a positional argument of the script", argument=True)
+        if name == "#" and state.arguments is not None and state.arguments.complete:
+            count = str(len(state.arguments.words))
+            return Binding((Piece(count, (span,) * len(count)),), ()), []
         if name in ("#", "?", "$", "!", "-", "_"):
             return None, unknown(f"${name} is a special parameter known only at run time")
         if name == "RANDOM":

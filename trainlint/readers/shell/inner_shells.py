@@ -20,6 +20,7 @@ def inner_shell_state(state: State, env: Dict[str, Setting], sees_everything: bo
     inner = state.copy()
     inner.functions = {}
     inner.local_frames = []
+    inner.arguments = None
     if not sees_everything:
         for name, binding in state.env.items():
             if not binding.exported and binding.hidden is None:

@@ -244,6 +244,8 @@ class LaunchesMixin(ReaderBase):
         name = basename(words[index])
         if name in SHELLS:
             self._check_continuation(node, ctx, name or "")
+            if wrapper is None and ctx.shell_depth == 0:
+                self._script_call(node, words, index, ctx, state)
             self._inner_shell(words, index, env, wrapper or name, replace(ctx, wrapper_args=wrapper_args), state)
             return
         shape = launch_shape(words, index)

@@ -23,6 +23,7 @@ def adopt(state: State, merged: State) -> None:
     """Continue in `state` (the object the caller holds) from the merged state."""
     state.env, state.cwd, state.cwd_lost = merged.env, merged.cwd, merged.cwd_lost
     state.functions, state.sourced, state.written = merged.functions, merged.sourced, merged.written
+    state.arguments = merged.arguments
 
 
 def merge(branches: Sequence[State], line: int) -> State:
@@ -35,6 +36,8 @@ def merge(branches: Sequence[State], line: int) -> State:
         if all(binding is bindings[0] for binding in bindings):
             continue
         merged.env[name] = merged_binding(name, bindings, line)
+    if any(branch.arguments is not first.arguments for branch in branches):
+        merged.arguments = None  # shifted in one branch (or one pass of a loop) and not in another
     cwds = {(branch.cwd, branch.cwd_lost) for branch in branches}
     if len(cwds) > 1:
         merged.cwd, merged.cwd_lost = None, True

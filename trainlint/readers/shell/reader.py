@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, Tuple, Union
+from typing import Dict, Optional, Tuple, Union
 
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
-from trainlint.readers.facts import Launch, ShellScript
+from trainlint.readers.facts import Launch, ScriptCall, ShellScript
+from trainlint.readers.shell.arguments import ScriptCallsMixin
 from trainlint.readers.shell.arithmetic import ArithmeticMixin
 from trainlint.readers.shell.assignments import AssignmentsMixin
 from trainlint.readers.shell.commands import CommandsMixin
@@ -20,19 +21,21 @@ from trainlint.readers.shell.read_builtin import ReadBuiltinMixin
 from trainlint.readers.shell.recovery import parse_script
 from trainlint.readers.shell.slurm import SlurmMixin
 from trainlint.readers.shell.statements import StatementsMixin
-from trainlint.readers.shell.values import Ctx, Doc, State
+from trainlint.readers.shell.values import Ctx, Doc, ScriptArguments, State
 from trainlint.readers.shell.words import WordsMixin
 from trainlint.readers.shell.written_files import WrittenFilesMixin
-from trainlint.readers.source import read_source
+from trainlint.readers.source import SourceText, read_source
 
 
-def read_shell(path: Union[str, Path]) -> ShellScript:
-    """Everything trainlint needs from a shell launcher. Never raises."""
+def read_shell(path: Union[str, Path], caller: Optional[ScriptCall] = None) -> ShellScript:
+    """Everything trainlint needs from a shell launcher; run by `caller` with its arguments when one is given.
+    Never raises."""
     source = read_source(path)
     if isinstance(source, Diagnostic):
         return ShellScript(path=source.path, launches=(), diagnostics=(source,))
+    arguments = ScriptArguments(caller.arguments, caller.complete) if caller is not None else None
     try:
-        return ShellReader(source).read()
+        return ShellReader(source, arguments).read()
     except RecursionError:  # pathological nesting: report it instead of crashing
         diagnostic = Diagnostic(DiagnosticKind.UNMODELLED_CONSTRUCT, f"{source.path} nests too deeply to be read",
                                 source.path)
@@ -50,11 +53,16 @@ class ShellReader(
     ArithmeticMixin,
     LaunchesMixin,
     InnerShellsMixin,
+    ScriptCallsMixin,
     ContinuationsMixin,
     SlurmMixin,
     WrittenFilesMixin,
 ):
     """Reads one script: each concern is a mixin; they share the state of `ReaderBase`."""
+
+    def __init__(self, source: SourceText, arguments: Optional[ScriptArguments] = None) -> None:
+        super().__init__(source)
+        self.arguments = arguments
 
     def read(self) -> ShellScript:
         parsed = parse_script(self.source.data)
@@ -62,7 +70,7 @@ class ShellReader(
         self.masked_expansions = {mask.span for mask in parsed.masks if mask.what == "expansion"}
         self._report_parse_problems(parsed, doc)
         sbatch = self._read_sbatch(doc)
-        state = State()
+        state = State(arguments=self.arguments)
         ctx = Ctx(doc)
         self._exec(doc.root, ctx, state)
         self._run_uncalled_functions(state, ctx)
@@ -72,6 +80,7 @@ class ShellReader(
             sbatch=sbatch,
             flows=tuple(dict.fromkeys(self.flows)),
             diagnostics=tuple(self.diagnostics),
+            calls=self._distinct_calls(),
         )
 
     def _ordered_launches(self) -> Tuple[Launch, ...]:
@@ -80,9 +89,16 @@ class ShellReader(
             seen.setdefault(launch.origin, launch)
         return tuple(sorted(seen.values(), key=lambda launch: launch.origin.start_byte))
 
+    def _distinct_calls(self) -> Tuple[ScriptCall, ...]:
+        """Each call once (a function's body may be read twice), in the order of the file."""
+        seen: Dict[Origin, ScriptCall] = {}
+        for call in self.calls:
+            seen.setdefault(call.origin, call)
+        return tuple(seen.values())
+
     def _run_uncalled_functions(self, state: State, ctx: Ctx) -> None:
         # A function that is defined but never called (dispatch through "$1") may still hold the launch.
         for name, (body, doc) in list(state.functions.items()):
             if name not in self.called_functions:
                 self.called_functions.add(name)
-                self._call_body(body, replace(ctx, doc=doc, function_depth=1), state.copy())
+                self._call_body(body, replace(ctx, doc=doc, function_depth=1), replace(state.copy(), arguments=None))

@@ -80,6 +80,9 @@ class State:
     local_frames: List[Dict[str, Optional[Binding]]] = field(default_factory=list)
     # Files written so far by output redirections (Launch.written).
     written: Tuple[str, ...] = ()
+    # The script's own arguments, `$1` first, when a caller that runs it is read (None: its command line is
+    # unknown, as when it runs by itself, and inside a function, whose `$1` is its own).
+    arguments: Optional["ScriptArguments"] = None
 
     def copy(self) -> "State":
         return State(
@@ -91,7 +94,17 @@ class State:
             self.sourced,
             [dict(frame) for frame in self.local_frames],
             self.written,
+            self.arguments,
         )
+
+
+@dataclass(frozen=True)
+class ScriptArguments:
+    """The words a caller runs the script with (`bash finetune.sh "$DATA" 2048`), as far as their positions are
+    certain; `complete`: no word may have split into several, so `$#` is their count."""
+
+    words: Tuple[Setting, ...]
+    complete: bool
 
 
 @dataclass(frozen=True)
