@@ -85,3 +85,13 @@ def test_only_a_function_the_module_defines_is_read(tmp_path):
                     "if __name__ == '__main__':\n    fire.Fire(train)\n")
     module = read_python(path)
     assert [arg.name for arg in module.argparse_args] == ["lr"] and module.takes_any_flag
+
+
+def test_a_batch_that_overflows_only_with_rows_near_a_short_limit_is_a_warning(monkeypatch):
+    # 256 tokens is the shortest length the fitting search proposed: shorter rows were never tried, and a job whose
+    # overflow rests on how long its rows are was an error
+    monkeypatch.chdir(SAMPLES)
+    result = lint([Path("big_batch.sh")], make_target(gpu="a100-40gb"))
+    [finding] = [f for f in result.findings if f.code == "TL101"]
+    assert finding.severity is Severity.WARNING
+    assert "rows up to about" in finding.message and "256-token limit" in finding.message

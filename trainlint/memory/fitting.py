@@ -63,7 +63,9 @@ def longest_fitting_sequence(run: TrainingRun, gpu: Gpu, batch: int, limit: int,
     def fits(length: int) -> bool:
         return estimate(run, gpu, {**base, "per_device_train_batch_size": batch, "max_seq_length": length}).fits
 
-    found = largest_passing(fits, SHORTEST_PROPOSED_LENGTH, limit - 1)
+    # A limit no longer than the shortest proposed length (alpaca-lora's 256-token `cutoff_len`) is searched from
+    # half of it: whether a shorter row fits is what tells a verdict that rests on the data.
+    found = largest_passing(fits, min(SHORTEST_PROPOSED_LENGTH, max(1, limit // 2)), limit - 1)
     if found is None:
         return None
     return (found // SEQUENCE_LENGTH_STEP) * SEQUENCE_LENGTH_STEP or found
