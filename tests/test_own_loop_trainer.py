@@ -61,3 +61,14 @@ def test_a_port_to_more_gpus_writes_no_auto_into_a_config_the_loop_reads_itself(
     # no "auto", which DeepSpeed rejects outside HF's integration, is written.
     assert "per_device_train_batch_size: 2" in (folder / "config" / "args_fused.yaml").read_text()
     assert (folder / "config" / "ds_config.json").read_text() == before
+
+
+def test_with_no_model_known_the_estimate_says_first_that_the_job_is_out_of_scope(cli, tmp_path):
+    folder = tmp_path / "repo"
+    shutil.copytree(FOLDER, folder)
+    config = folder / "config" / "args_fused.yaml"
+    config.write_text(config.read_text().replace("/remote-home/share/llama_hf/7B", "/data/checkpoints/step-2000"))
+    _, out, _ = cli.run(folder, "estimate", "run.sh", "--gpu", "a100-80gb")
+    # naming a model would not give an estimate: the reason that stands is the trainer
+    assert "no estimate: the job trains with `FusedTrainer`" in out and "out of the memory model's scope" in out
+    assert "the model is not recognised" not in out

@@ -13,6 +13,7 @@ from trainlint.knobs import K
 from trainlint.memory import gpu_by_key
 from trainlint.memory.plans import Plan, PortPlan
 from trainlint.report.common import format_value, relative_path, run_batch
+from trainlint.resolution.frameworks.memory_features import OUT_OF_SCOPE
 
 # The knobs a user reads first; the rest follow alphabetically.
 LEADING_KNOBS = (K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE,
@@ -144,9 +145,15 @@ def render_estimates(runs: Iterable[TrainingRun], estimates: Mapping[str, Memory
             continue
         if not getattr(estimate, "model", True):
             # A model known only by the size in its name still has an estimate (its assumptions say so).
-            console.print(Text(f"{run.id}: no estimate: the model is not recognised "
-                               f"({run.value(K.MODEL_NAME_OR_PATH) or 'not set'}); a local path with a "
-                               f"config.json, or a known model name, gives one", style="yellow"))
+            scope = run.value(OUT_OF_SCOPE)
+            if isinstance(scope, str) and scope:
+                # Naming the model would not give one: say why first.
+                line = f"{run.id}: no estimate: {scope}: out of the memory model's scope"
+            else:
+                line = (f"{run.id}: no estimate: the model is not recognised "
+                        f"({run.value(K.MODEL_NAME_OR_PATH) or 'not set'}); a local path with a "
+                        f"config.json, or a known model name, gives one")
+            console.print(Text(line, style="yellow"))
             console.print()
             continue
         verdict = Text("fits", style="green") if estimate.fits else Text("does not fit", style="bold red")
