@@ -144,3 +144,10 @@ def test_the_launch_by_itself_still_ports_its_own_values(cli, tmp_path):
     # written in the launch itself, the count and the accumulation are every caller's: the launch's own job ports them
     assert "deepspeed --num_gpus 4 train/train.py" in text and "--gradient_accumulation_steps 4" in text
     assert (repo / "train_qwen_7b.sh").read_text() == (SAMPLES / "train_qwen_7b.sh").read_text()
+
+
+def test_shell_options_keep_the_arguments_and_set_dash_dash_replaces_them(tmp_path):
+    launches = _read_called(tmp_path, '#!/bin/bash\nset -euo pipefail\nset -x\n'
+                                      'torchrun train.py --model_name_or_path "$1"\nset -- other\n'
+                                      'torchrun train.py --per_device_train_batch_size "$1"\n', "m7b")
+    assert launches == [["--model_name_or_path", "m7b"], ["--per_device_train_batch_size", "?"]]

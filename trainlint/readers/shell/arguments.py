@@ -54,7 +54,7 @@ def change_positional(builtin: str, args: Sequence[Word], state: State) -> None:
     if arguments is None:
         return
     if builtin == "set":
-        if any(word.known is None or word.known == "--" or not word.known.startswith(("-", "+")) for word in args):
+        if _sets_positional(args):
             state.arguments = None
         return
     count = args[0].known if args else "1"
@@ -62,6 +62,18 @@ def change_positional(builtin: str, args: Sequence[Word], state: State) -> None:
         state.arguments = None  # a count trainlint cannot tell, or more than there are (bash then shifts none)
         return
     state.arguments = ScriptArguments(arguments.words[int(count):], arguments.complete)
+
+
+def _sets_positional(args: Sequence[Word]) -> bool:
+    """Whether `set ARGS` replaces the positional parameters: an operand, or `--`/`-` before any. Options alone
+    (`set -e`, `set -euo pipefail`, whose `o` takes the next word as an option's name) leave them."""
+    index = 0
+    while index < len(args):
+        word = args[index].known
+        if word is None or word in ("--", "-") or not word.startswith(("-", "+")):
+            return True
+        index += 2 if "o" in word[1:] else 1
+    return False
 
 
 def _unquoted_expansion(word: Word) -> bool:
