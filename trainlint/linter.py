@@ -253,7 +253,7 @@ def _fix_places(finding: Finding, run: Optional[TrainingRun]) -> Tuple:
     knob, the whole chain of places the value is written at, the literal last)."""
     if not finding.fix or not finding.fix.changes:
         return ()
-    if run is None:
+    if run is None or run.origin is None:
         return (finding.run_id,)
     places: List[Tuple] = [(run.origin,)]
     for change in finding.fix.changes:
