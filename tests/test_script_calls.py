@@ -85,7 +85,10 @@ def test_fixes_edit_the_caller_and_never_the_shared_script(cli, tmp_path):
 def test_a_launch_several_callers_run_reports_a_shared_problem_once(monkeypatch):
     _, result = _runs(monkeypatch, num_gpus=4)
     # `--num_gpus 8` is written in the shared script: one finding, whoever runs it
-    assert [(f.code, f.origin.line) for f in result.findings if f.code == "TL112"] == [("TL112", 12)]
+    shared = [f.origin.line for f in result.findings if f.code == "TL112" and f.path == "scripts/finetune.sh"]
+    assert shared == [12]
+    # and a command a function runs with other arguments per call: once too
+    assert [f.origin.line for f in result.findings if f.code == "TL112" and f.path == "train_functions.sh"] == [7]
 
 
 def test_positional_parameters_inside_functions_are_the_functions_own(tmp_path):
@@ -97,11 +100,9 @@ def test_positional_parameters_inside_functions_are_the_functions_own(tmp_path):
 
     call = ScriptCall(Setting("called.sh", word), (Setting("8", word), Setting("m", word)), True,
                       read_shell(script).launches[0].origin)
-    launches = read_shell(script, call).launches
-    values = {arg.value if not isinstance(arg.value, Unknown) else "?" for launch in launches
-              for arg in launch.script_args}
-    assert "8" in values and "?" in values  # the function's `$1` is not the script's
-    assert "m" not in values
+    launches = [[arg.value for arg in launch.script_args] for launch in read_shell(script, call).launches]
+    # the function's `$1` is the word its call gives (the script's `$2`), not the script's `$1`
+    assert launches == [["--model_name_or_path", "m"], ["--per_device_train_batch_size", "8"]]
 
 
 def _read_called(tmp_path, text: str, *arguments: str):
@@ -151,3 +152,22 @@ def test_shell_options_keep_the_arguments_and_set_dash_dash_replaces_them(tmp_pa
                                       'torchrun train.py --model_name_or_path "$1"\nset -- other\n'
                                       'torchrun train.py --per_device_train_batch_size "$1"\n', "m7b")
     assert launches == [["--model_name_or_path", "m7b"], ["--per_device_train_batch_size", "?"]]
+
+
+def test_a_function_called_with_other_arguments_is_a_job_per_call(monkeypatch):
+    runs, _ = _runs(monkeypatch, "train_functions.sh")
+    assert sorted(runs) == ["train_functions.sh:7 (called at line 12)", "train_functions.sh:7 (called at line 13)"]
+    big = runs["train_functions.sh:7 (called at line 12)"]
+    assert (big.value("model_name_or_path"), big.value("max_seq_length")) == ("Qwen/Qwen2-7B", 8192)
+    length = big.setting("max_seq_length")
+    assert [(s.origin.path, s.origin.line) for s in length.chain()][-1] == ("train_functions.sh", 12)
+    # the third call repeats the second's values: the same job, once
+    small = runs["train_functions.sh:7 (called at line 13)"]
+    assert (small.value("model_name_or_path"), small.value("max_seq_length")) == ("Qwen/Qwen2-0.5B", 2048)
+
+
+def test_a_function_called_once_keeps_the_plain_job_name(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text('#!/bin/bash\ntrain() {\n  torchrun train.py --model_name_or_path "$1"\n}\ntrain m7b\n')
+    [launch] = read_shell(script).launches
+    assert launch.called_at == () and launch.script_args[1].value == "m7b"

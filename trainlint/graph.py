@@ -157,12 +157,12 @@ class SettingsGraph:
         return True
 
     def _same_launch(self, run_id: str) -> List[str]:
-        """The job and those that run the same launch command as it (a script run by wrappers)."""
+        """The job and those that run the same launch command as it (a script run by wrappers, a function called
+        with other arguments)."""
         run = self.runs.get(run_id)
         if run is None or run.origin is None:
             return [run_id]
-        return [job for job, other in self.runs.items()
-                if job == run_id or (other.origin == run.origin and (other.called_by or run.called_by))]
+        return [job for job, other in self.runs.items() if job == run_id or other.origin == run.origin]
 
     def fix_target(self, run_id: str, knob: str, setting: Setting, together: Iterable[str] = ()) -> Optional[Setting]:
         """The editable origin of `setting` (a value of this run's knob): the place to edit so that

@@ -58,6 +58,9 @@ class Launch:
     # relative to the script's folder like `cwd` (as written after a `cd` trainlint cannot follow): such a file
     # exists when the command runs, whether or not the tree holds it, and trainlint does not read what it holds.
     written: Tuple[str, ...] = ()
+    # The calls of the functions around the command that gave them arguments (`train 7b 2048`), outermost first,
+    # when the function runs it with other values from another call: each call is a launch of its own.
+    called_at: Tuple[Origin, ...] = ()
 
 
 @dataclass(frozen=True)

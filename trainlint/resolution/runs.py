@@ -572,8 +572,10 @@ def _finish(build: JobBuild, shown_script: str, run_id: Optional[str] = None) ->
     if build.facts is not None:
         diagnostics.extend(build.facts.diagnostics)
     origin = build.launch.origin
+    calls = ", ".join(f"line {call.line}" for call in build.launch.called_at)
     return TrainingRun(
-        id=run_id or f"{shown_script}:{origin.line}",
+        # A command that functions run with other arguments from each call is a job per call.
+        id=run_id or f"{shown_script}:{origin.line}" + (f" (called at {calls})" if calls else ""),
         path=shown_script,
         launcher=build.job_launcher or build.launch.launcher,
         origin=origin,

@@ -81,6 +81,17 @@ def _unquoted_expansion(word: Word) -> bool:
     return any(node.type in EXPANSION_TYPES for node in word.nodes)
 
 
+def call_arguments(words: Sequence[Word]) -> ScriptArguments:
+    """The words a call passes as `$1`, `$2`, ..., as far as their positions are certain: an unquoted value trainlint
+    cannot tell may split into several words (or none), and `"$@"` into any number."""
+    arguments = []
+    for word in words:
+        if word.passthrough or (not isinstance(word.value, str) and _unquoted_expansion(word)):
+            return ScriptArguments(tuple(arguments), False)
+        arguments.append(word.setting)
+    return ScriptArguments(tuple(arguments), True)
+
+
 class ScriptCallsMixin(ReaderBase):
     """Records the scripts a shell is given with their arguments (`bash finetune.sh "$MODEL" 2048`)."""
 
@@ -91,15 +102,9 @@ class ScriptCallsMixin(ReaderBase):
         position = index + 1
         if position >= len(words) or not (words[position].known or "").endswith(SCRIPT_SUFFIXES):
             return  # options (`bash -c`, `bash -x run.sh`) or no script: not a plain call
-        arguments = []
-        complete = True
-        for word in words[position + 1:]:
-            if word.passthrough or (not isinstance(word.value, str) and _unquoted_expansion(word)):
-                complete = False  # it may be no word at all, or several
-                break
-            arguments.append(word.setting)
-        if not arguments:
+        arguments = call_arguments(words[position + 1:])
+        if not arguments.words:
             return  # run without arguments: it reads as it does by itself
-        self.calls.append(ScriptCall(words[position].setting, tuple(arguments), complete,
+        self.calls.append(ScriptCall(words[position].setting, arguments.words, arguments.complete,
                                      self._origin(self._node_span(ctx.doc, node)),
                                      None if state.cwd_lost else state.cwd, state.cwd_lost))

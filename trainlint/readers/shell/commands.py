@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Sequence
 
 from trainlint.core import Setting, SourceKind
-from trainlint.readers.shell.arguments import change_positional
+from trainlint.readers.shell.arguments import call_arguments, change_positional
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.heredocs import STDIN_REDIRECTS
 from trainlint.readers.shell.syntax import adjacent_groups, node_text
@@ -71,7 +71,7 @@ class CommandsMixin(ReaderBase):
         prefix_env = self._prefix_env(prefixes, ctx, state)
         name = words[0].known
         if name in state.functions:
-            self._call_function(name, node, ctx, state)
+            self._call_function(name, node, ctx, state, words[1:])
             return
         if name in ("cd", "pushd", "popd"):
             self._change_directory(name, words[1:], state)
@@ -90,9 +90,10 @@ class CommandsMixin(ReaderBase):
             return
         self._maybe_launch(node, words, prefix_env, ctx, state)
 
-    def _call_function(self, name: str, node: Node, ctx: Ctx, state: State) -> None:
-        """Follows a call into the function's body, within a depth and a total number of calls: functions
-        that each call the next several times would otherwise take exponential time."""
+    def _call_function(self, name: str, node: Node, ctx: Ctx, state: State, words: Sequence[Word] = ()) -> None:
+        """Follows a call into the function's body, with the call's words as its `$1`, `$2`, ..., within a depth and
+        a total number of calls: functions that each call the next several times would otherwise take exponential
+        time."""
         self.called_functions.add(name)
         if ctx.function_depth >= MAX_FUNCTION_DEPTH:
             self._unmodelled(f"the call to `{name}` is not followed: calls nest more than {MAX_FUNCTION_DEPTH} deep; "
@@ -107,9 +108,13 @@ class CommandsMixin(ReaderBase):
             return
         self.function_calls += 1
         body, doc = state.functions[name]
-        arguments, state.arguments = state.arguments, None  # a function's `$1` is its own
+        inner = replace(ctx, doc=doc, function_depth=ctx.function_depth + 1)
+        given = call_arguments(words)
+        if given.words:
+            inner = replace(inner, called_at=(*ctx.called_at, self._origin(self._node_span(ctx.doc, node))))
+        arguments, state.arguments = state.arguments, given  # a function's `$1` is its own
         try:
-            self._call_body(body, replace(ctx, doc=doc, function_depth=ctx.function_depth + 1), state)
+            self._call_body(body, inner, state)
         finally:
             state.arguments = arguments
 

@@ -294,5 +294,6 @@ class LaunchesMixin(ReaderBase):
             wrapper=wrapper,
             wrapper_args=ctx.wrapper_args if wrapper is not None else (),
             written=state.written,
+            called_at=ctx.called_at,
         )
         self.launches.append(launch)

@@ -42,6 +42,13 @@ def read_shell(path: Union[str, Path], caller: Optional[ScriptCall] = None) -> S
         return ShellScript(path=source.path, launches=(), diagnostics=(diagnostic,))
 
 
+def _values(launch: Launch) -> Tuple:
+    """What a launch passes, whatever the provenance of each value."""
+    words = (*launch.launcher_args, *((launch.entry,) if launch.entry is not None else ()), *launch.script_args)
+    return (tuple(repr(word.value) for word in words),
+            tuple((name, repr(setting.value)) for name, setting in sorted(launch.env.items())))
+
+
 class ShellReader(
     StatementsMixin,
     AssignmentsMixin,
@@ -84,10 +91,17 @@ class ShellReader(
         )
 
     def _ordered_launches(self) -> Tuple[Launch, ...]:
-        seen: Dict[Origin, Launch] = {}
+        """Each command once, or once per set of values when functions run it with different arguments (each such
+        launch naming the calls that gave them)."""
+        by_command: Dict[Origin, Dict[Tuple, Launch]] = {}
         for launch in self.launches:
-            seen.setdefault(launch.origin, launch)
-        return tuple(sorted(seen.values(), key=lambda launch: launch.origin.start_byte))
+            by_command.setdefault(launch.origin, {}).setdefault(_values(launch), launch)
+        kept = []
+        for variants in by_command.values():
+            launches = list(variants.values())
+            kept.extend([replace(launches[0], called_at=())] if len(launches) == 1 else launches)
+        return tuple(sorted(kept, key=lambda launch: (launch.origin.start_byte,
+                                                       [call.start_byte for call in launch.called_at])))
 
     def _distinct_calls(self) -> Tuple[ScriptCall, ...]:
         """Each call once (a function's body may be read twice), in the order of the file."""

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import tree_sitter
 
-from trainlint.core import ReplacedBy, Setting, Unknown, Value
+from trainlint.core import Origin, ReplacedBy, Setting, Unknown, Value
 from trainlint.readers.shell.options import Launcher
 
 Node = tree_sitter.Node
@@ -137,6 +137,8 @@ class Ctx:
     shell_label: str = ""
     # The options of that wrapper (`srun --ntasks=8 ...`): they say how many processes it starts.
     wrapper_args: Tuple[Setting, ...] = ()
+    # The calls with arguments of the functions being run, outermost first (Launch.called_at).
+    called_at: Tuple[Origin, ...] = ()
 
 
 @dataclass(frozen=True)
