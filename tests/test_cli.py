@@ -185,3 +185,15 @@ def test_show_traces_a_derived_world_size_to_the_values_it_multiplies(tmp_path, 
     code, out, _ = cli.run(tmp_path, "show", "finetune.sh")
     flat = " ".join(out.split())
     assert "`4` at line 1" in flat and "`2` at line 2" in flat
+
+
+def test_named_files_no_reader_takes_are_not_read_as_bash(tmp_path, cli):
+    # `trainlint check $(git ls-files)`: a TOML configuration, a README, a notebook hold no job and are not bash
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.ruff.lint]\nselect = ["E"]\n')
+    (tmp_path / "README.md").write_text("# Demo\n\n*Fine-tuning* with `deepspeed` (see [docs](docs/)).\n")
+    (tmp_path / "train.ipynb").write_text('{"cells": [{"cell_type": "code", "source": ["!deepspeed train.py"]}]}\n')
+    (tmp_path / "run").write_text("torchrun --nproc_per_node 2 train.py --per_device_train_batch_size 4\n")
+    (tmp_path / "train.py").write_text("import transformers\n\ntransformers.Trainer(model=None).train()\n")
+    code, document = cli.check_json(tmp_path, "pyproject.toml", "README.md", "train.ipynb", "run")
+    assert document["findings"] == [] and document["unread"] == []
+    assert [run["id"] for run in document["runs"]] == ["run:1"]  # a file without a suffix is still a launcher

@@ -152,7 +152,9 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
         elif kind == FileKind.JSON:
             config = workspace.config(path)
             result.diagnostics.extend(config.diagnostics)
-        else:
+        elif kind == FileKind.SHELL:
+            # A named TOML file (configuration, version pins) or one no reader takes (a notebook, a README) holds
+            # no job, and is not bash: it is not read as a launcher.
             script = workspace.shell(path)
             flows.extend(script.flows)
             attached = set()
