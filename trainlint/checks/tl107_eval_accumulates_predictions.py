@@ -14,6 +14,7 @@ ACCUMULATION_PROPOSED = 4
 GIB = 2**30
 
 _WITH_METRICS = "eval_set, compute_metrics=compute_accuracy"
+_METRICS_WHEN_GENERATING = "eval_set, compute_metrics=compute_accuracy if training_args.predict_with_generate else None"
 _FLAGS = "--eval_strategy steps\n--eval_steps 1000\n--per_device_eval_batch_size 4\n--model_max_length 2048{extra}"
 
 
@@ -21,7 +22,9 @@ class EvalAccumulatesPredictions(Rule):
     """
     ## What it does
     Reports evaluation with `compute_metrics` and no `eval_accumulation_steps`: the trainer keeps
-    the logits of every eval batch on the GPU until the whole eval set has been seen.
+    the logits of every eval batch on the GPU until the whole eval set has been seen. Metrics given
+    under a branch (`compute_metrics=ComputeMetrics(...) if training_args.predict_with_generate else
+    None`) count when the launch takes it.
 
     ## Why is this bad
     Logits are batch × sequence × vocabulary values: for a 32k vocabulary and 2,048 tokens, 256 MiB
@@ -56,6 +59,13 @@ class EvalAccumulatesPredictions(Rule):
                 job(_FLAGS.format(extra=""), eval_dataset=_WITH_METRICS + ", preprocess_logits_for_metrics=argmax"),
                 False),
         Example("no compute_metrics", job(_FLAGS.format(extra=""), eval_dataset="eval_set"), False),
+        Example("compute_metrics only under a flag the launch leaves off",
+                job(_FLAGS.format(extra=""), eval_dataset=_METRICS_WHEN_GENERATING), False),
+        Example("compute_metrics under a flag the launch turns on",
+                job(_FLAGS.format(extra="\n--predict_with_generate True"), eval_dataset=_METRICS_WHEN_GENERATING),
+                True, at="finetune.sh:3:21",
+                fixed={"finetune.sh": job(_FLAGS.format(
+                    extra="\n--predict_with_generate True\n--eval_accumulation_steps 4"))["finetune.sh"]}),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:

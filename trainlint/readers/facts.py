@@ -165,6 +165,9 @@ class TrainerCall:
     peft_config: Optional[Setting] = None
     # The function whose call gives `peft_config=` (`get_peft_config` of `get_peft_config(model_args)`), if any.
     peft_config_builder: Optional[str] = None
+    # The branch that gives `compute_metrics` (`ComputeMetrics(tokenizer) if training_args.predict_with_generate else
+    # None`): the trainer gets metrics when it holds, and none otherwise.
+    compute_metrics_gates: Tuple["Gate", ...] = ()
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from trainlint.resolution.frameworks.memory_features import (
     add_switch,
 )
 from trainlint.resolution.freezing import frozen_in_code
-from trainlint.resolution.gates import skipped, untold
+from trainlint.resolution.gates import TestHolds, gate_holds, skipped, untold
 from trainlint.resolution.precedence import Candidates
 
 Flags = Mapping[str, ParsedFlag]
@@ -165,10 +165,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             setting = gated
         candidates.add(target, setting)
     _preference_trainers(facts, flags, candidates)
-
-    def holds(test: Keyword) -> Optional[Tuple[bool, Setting]]:
-        return _test_holds(facts, flags, argparse_values, test)
-
+    holds = argument_tests(facts, flags, argparse_values)
     frozen_in_code(facts, holds, candidates)
     for callee, keyword in facts.other_keywords:
         if skipped(keyword.gates, holds):
@@ -285,6 +282,35 @@ def _gated_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, 
         return None
     return replace(setting, value=override.when_value, via=(gate,),
                    note=f"{setting.note} (runs because {override.when} is {gate.text or gate.value})")
+
+
+def argument_tests(facts: EntryFacts, flags: Flags, argparse_values: Optional[Dict[str, Setting]] = None) -> TestHolds:
+    """Whether one argument test of a branch holds, from the launch's flags and the arguments' defaults."""
+    values = argument_values(facts, flags) if argparse_values is None else argparse_values
+
+    def holds(test: Keyword) -> Optional[Tuple[bool, Setting]]:
+        return _test_holds(facts, flags, values, test)
+
+    return holds
+
+
+def compute_metrics(facts: Optional[EntryFacts], flags: Optional[Flags]) -> Optional[bool]:
+    """Whether a trainer the script builds gets `compute_metrics`: True when one certainly does, None when one may
+    (its branch cannot be told), False when none does. `flags` None: the launch's values are not known (a recipe
+    file gives them), so no branch can be told."""
+    if facts is None or not facts.trainer_calls:
+        return None
+    holds = argument_tests(facts, flags) if flags is not None else None
+    found: Optional[bool] = False
+    for call in facts.trainer_calls:
+        if call.compute_metrics is None or call.compute_metrics.value is None:
+            continue
+        decided = [gate_holds(gate, holds) if holds is not None else None for gate in call.compute_metrics_gates]
+        if all(decided):
+            return True
+        if False not in decided:
+            found = None
+    return found
 
 
 def _adapter_setting(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],

@@ -40,6 +40,7 @@ from trainlint.resolution.entry_settings import (
     argument_values,
     code_settings,
     command_flags,
+    compute_metrics,
     data_batch,
     launcher_settings,
 )
@@ -97,6 +98,8 @@ class JobBuild:
     # The entry path names different scripts from different folders the launch may run in (a legacy copy's
     # `code/train.py` next to the repository's `train.py`): which parser reads the flags is not known.
     entry_ambiguous: bool = False
+    # Whether a trainer of the entry script gets compute_metrics (entry_settings.compute_metrics).
+    compute_metrics: Optional[bool] = None
 
     @property
     def candidates(self) -> Candidates:
@@ -134,6 +137,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     if recipe is not None:
         # `accelerate launch src/train.py recipe.yaml`: the script hands the file to its parser.
         code_settings(build.facts, {}, build.candidates)
+        build.compute_metrics = compute_metrics(build.facts, None)  # the recipe's values decide its branches
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
     flags = {**command_flags(build.facts, flags, positionals), **flags}
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
@@ -146,6 +150,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
             f"{', '.join(display_path(d) or '.' for d in dirs[:3])})", shown_script, launch.entry.origin))
     launcher_settings(build.facts, flags, build.candidates)
     code_settings(build.facts, flags, build.candidates)
+    build.compute_metrics = compute_metrics(build.facts, flags)
     build.batch_multiplier = data_batch(build.facts, flags)
     read_elsewhere = _unread_parser_reason(build.facts) if build.facts is not None else None
     unread = _unread_reason(build) if build.facts is None else read_elsewhere
@@ -485,6 +490,7 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
     build = JobBuild(launch, script, workspace, facts=facts, entry_shown=shown, entry_exists=True)
     build.inputs.files.extend(m.path for m in facts.modules)
     code_settings(facts, {}, build.candidates)
+    build.compute_metrics = compute_metrics(facts, {})
     dirs = workspace.search_dirs(script, None)
     deepspeed.apply_chosen_config(build.inputs, workspace, launch.launcher_args, dirs)
     build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the script was named without its launcher"),
@@ -525,15 +531,11 @@ def _eval_dataset(facts: Optional[EntryFacts],
 def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
     facts = build.facts
     eval_dataset, eval_where = _eval_dataset(facts, settings)
-    compute_metrics = None
-    if facts is not None and facts.trainer_calls:
-        compute_metrics = any(c.compute_metrics is not None and c.compute_metrics.value is not None
-                              for c in facts.trainer_calls)
     return RunFacts(
         entry_exists=build.entry_exists,
         eval_dataset=eval_dataset,
         eval_dataset_origin=eval_where.origin if eval_where is not None else None,
-        compute_metrics=compute_metrics,
+        compute_metrics=build.compute_metrics,
         own_trainer=facts is not None and facts.calls_own_trainer,
         own_loop_trainer=facts is not None and facts.own_loop_trainer is not None,
         reduces_logits=bool(facts is not None and any(

@@ -9,8 +9,8 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from trainlint.core import Setting, SourceKind, Unknown
-from trainlint.readers.facts import TrainerCall
-from trainlint.readers.python.context import empty_origin
+from trainlint.readers.facts import Gate, TrainerCall
+from trainlint.readers.python.context import Branch, empty_origin
 from trainlint.readers.python.expressions import (
     CstExpr,
     NotLiteral,
@@ -19,6 +19,7 @@ from trainlint.readers.python.expressions import (
     last_name,
     literal_value,
 )
+from trainlint.readers.python.gates import GateReader
 from trainlint.readers.python.values import ValueReader
 from trainlint.readers.python.walk import children
 
@@ -49,10 +50,15 @@ class EvalDataReader:
             eval_dataset = self.values.optional_value(
                 keywords["eval_dataset"].value, kind, f"{callee}(eval_dataset=...)"
             )
+        metrics_gates: Tuple[Gate, ...] = ()
         if "compute_metrics" in keywords:
-            compute_metrics = self.values.optional_value(
-                keywords["compute_metrics"].value, kind, f"{callee}(compute_metrics=...)"
-            )
+            metrics = keywords["compute_metrics"].value
+            chosen = _unless_none(metrics)
+            if chosen is not None:  # `X if args.flag else None`: metrics only when the branch holds
+                metrics, in_body = chosen
+                metrics_gates = (GateReader(self.values).branch(Branch(keywords["compute_metrics"].value.test,
+                                                                       in_body)),)
+            compute_metrics = self.values.optional_value(metrics, kind, f"{callee}(compute_metrics=...)")
         reduces_logits = None
         if "preprocess_logits_for_metrics" in keywords:
             reduces_logits = self.values.optional_value(
@@ -83,6 +89,7 @@ class EvalDataReader:
             ref_model=written.get("ref_model"),
             peft_config=written.get("peft_config"),
             peft_config_builder=last_name(builder_call.func) if builder_call is not None else None,
+            compute_metrics_gates=metrics_gates,
         )
 
     def splat_eval_dataset(self, splat: CstExpr, call: cst.Call) -> SplatEvalDataset:
@@ -165,3 +172,14 @@ def _dict_entry(built: CstExpr, key: str) -> Optional[CstExpr]:
             if isinstance(element, cst.DictElement) and literal_value(element.key) == key:
                 return element.value
     return None
+
+
+def _unless_none(value: CstExpr) -> Optional[Tuple[CstExpr, bool]]:
+    """`X if test else None` -> (X, True); `None if test else X` -> (X, False): the value the keyword holds when it
+    is not None, and whether that is when the test holds. None for anything else."""
+    if not isinstance(value, cst.IfExp):
+        return None
+    body_none, orelse_none = literal_value(value.body) is None, literal_value(value.orelse) is None
+    if body_none == orelse_none:
+        return None
+    return (value.orelse, False) if body_none else (value.body, True)
