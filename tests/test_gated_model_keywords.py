@@ -164,3 +164,27 @@ def test_an_argument_copied_between_namespaces_is_still_told(cli, tmp_path):
                                                   "    training_args.use_qlora = args.use_qlora\n")
     # The same value under another name: use_qlora is still off by default, and the 4-bit load never runs.
     assert "bits" not in settings or settings["bits"]["value"] is None
+
+
+def test_argument_classes_reached_through_a_module_name_are_read(cli, tmp_path):
+    # `from open_instruct import dpo_utils` ... `ArgumentParserPlus((dpo_utils.DPOExperimentConfig, ...))`: the
+    # module the class is reached through is read, so its defaults tell the branches
+    for statement, configs in (("from project import configs", "project/configs.py"),
+                               ("import configs", "configs.py")):
+        repo = tmp_path / statement.replace(" ", "_")
+        shutil.copytree(SAMPLE, repo)
+        script = repo / "finetune.py"
+        text = script.read_text()
+        start, end = text.index("@dataclass"), text.index("def main(")
+        (repo / "project").mkdir()
+        (repo / "project" / "__init__.py").write_text("")
+        (repo / configs).write_text("from dataclasses import dataclass, field\nfrom typing import Optional\n\n\n"
+                                    + text[start:end])
+        script.write_text(text[:start].replace("from project_args import", f"{statement}\nfrom project_args import")
+                          + text[end:].replace("(FinetuneArguments,)", "(configs.FinetuneArguments,)")
+                          .replace("args: FinetuneArguments", "args"))
+        _, document = cli.check_json(repo, "full_finetune.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb",
+                                     "--num-gpus", "8")
+        run = document["runs"][0]
+        assert "bits" not in run["settings"] or run["settings"]["bits"]["value"] is None, statement
+        assert run["settings"]["max_seq_length"]["path"] == configs

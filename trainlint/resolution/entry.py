@@ -216,8 +216,11 @@ def _needed_names(module: PythonModule) -> set:
     classes its parsers are given and the bases of its dataclasses."""
     needed = set(module.main_calls) | set(module.parser_helpers)
     needed.update(call.splat_builder for call in module.trainer_calls if call.splat_builder)
-    needed.update(_last(name) for parser in module.hf_parsers for name in parser)
-    needed.update(_last(base) for info in module.dataclasses for base in info.bases)
+    for name in (*(name for parser in module.hf_parsers for name in parser),
+                 *(base for info in module.dataclasses for base in info.bases)):
+        # `dpo_utils.DPOExperimentConfig`: the class, and the module name it is reached through (`from open_instruct
+        # import dpo_utils`).
+        needed.update((_last(name), name.split(".", 1)[0]))
     defined = {info.name for info in module.dataclasses}
     return {name for name in needed if name not in defined}
 
@@ -236,6 +239,12 @@ def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots:
     found = []
     for info in module.imports:
         wanted = [name for name, bound in info.bindings() if name in needed or bound in needed or name == "*"]
+        if not info.names and info.module.split(".", 1)[0] in needed:
+            # `import configs` ... `(configs.FinetuneArguments,)`: the module is what the name reaches.
+            target = workspace.module(info.module, path, roots)
+            if target is not None:
+                found.append(target)
+            continue
         if not wanted:
             continue
         target = workspace.module(info.module, path, roots)
