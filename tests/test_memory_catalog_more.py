@@ -1,6 +1,6 @@
 """Catalog rows for models public fine-tuning launchers name: TinyLlama, CodeLlama, LLaVA-1.5 in its
 transformers conversion, Mixtral 8x22B, StarCoder, OLMo 7B, OpenLLaMA, phi-1/phi-1.5, SmolLM2, gpt-oss-20b
-Qwen1.5-MoE-A2.7B and Chinese-LLaMA-2/Alpaca-2.
+Qwen1.5-MoE-A2.7B, Chinese-LLaMA-2/Alpaca-2 and Llama 4 Scout and Maverick.
 
 Each is found by the names launchers write, and its dimensions give the published parameter count. A
 mixture of experts' row keeps the active experts' width in `intermediate` (what activations need); its
@@ -17,6 +17,9 @@ TOLERANCE = 0.03  # as tests/test_memory_catalog_counts.py
 
 NAMES = [
     ("TinyLlama/TinyLlama-1.1B-Chat-v1.0", "tinyllama-1.1b"),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout-17b-16e"),
+    ("axolotl-quants/Llama-4-Scout-17B-16E-Linearized-bnb-nf4-bf16", "llama-4-scout-17b-16e"),
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "llama-4-maverick-17b-128e"),
     ("TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T", "tinyllama-1.1b"),
     ("PY007/TinyLlama-1.1B-intermediate-step-240k-503b", "tinyllama-1.1b"),
     ("codellama/CodeLlama-7b-hf", "codellama-7b"),
@@ -163,6 +166,8 @@ MIXTURES = {
     "mixtral-8x22b": (8, 16384, 2, 0, 141.0, 39.0),
     "gpt-oss-20b": (32, 2880, 4, 0, 20.9, None),
     "qwen1.5-moe-a2.7b": (60, 1408, 4, 5632, None, 2.7),
+    # Llama 4 Scout: 109B published with its vision encoder (the row counts the language model), 17B active.
+    "llama-4-scout-17b-16e": (16, 8192, 1, 8192, None, 17.0),
 }
 
 

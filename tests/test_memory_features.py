@@ -451,3 +451,19 @@ def test_the_dtype_flag_that_replaced_torch_dtype_says_how_the_weights_load(tmp_
     assert [f.code for f in result.findings if f.code == "TL105"] == (["TL105"] if fp32 else [])
     weights = next(iter(result.estimates.values())).breakdown["weights"]
     assert (weights > 6.738e9 * 4 / 2**30 * 0.95) is fp32
+
+
+def test_flex_attention_keeps_no_score_matrix(tmp_path):
+    # axolotl's `attn_implementation: flex_attention` (its Llama 4 recipes): PyTorch's FlexAttention, like
+    # FlashAttention, never holds the s x s scores; eager attention at 8,192 tokens would
+    recipe = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\nsequence_len: 8192\n"
+              "micro_batch_size: 1\ngradient_accumulation_steps: 8\nbf16: true\ngradient_checkpointing: true\n"
+              "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n")
+    peaks = {}
+    for kernel in ("flex_attention", "eager"):
+        folder = tmp_path / kernel
+        write_tree(folder, {"lora.yaml": recipe + f"attn_implementation: {kernel}\n"})
+        estimate = next(iter(lint([folder], make_target(gpu="a100-80gb", num_gpus=1)).estimates.values()))
+        peaks[kernel] = estimate.peak_gib
+        assert any("s x s" in note for note in estimate.assumptions) is (kernel == "eager")
+    assert peaks["flex_attention"] < peaks["eager"]

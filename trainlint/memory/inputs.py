@@ -511,7 +511,9 @@ def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], 
         notes.note(f"`{patch.text}` in the entry script replaces the eager attention with a kernel that keeps no "
                    "s x s scores")
         return Attention.FLASH
-    if "flash" in name or name in ("fa2", "xformers"):
+    # PyTorch's FlexAttention (`flex_attention`) computes blocks of scores and never holds the s x s matrix, forward
+    # or backward, as FlashAttention does.
+    if "flash" in name or "flex" in name or name in ("fa2", "xformers"):
         return Attention.FLASH
     return Attention.SDPA if name == "sdpa" else Attention.EAGER
 
