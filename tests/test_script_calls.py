@@ -171,3 +171,15 @@ def test_a_function_called_once_keeps_the_plain_job_name(tmp_path):
     script.write_text('#!/bin/bash\ntrain() {\n  torchrun train.py --model_name_or_path "$1"\n}\ntrain m7b\n')
     [launch] = read_shell(script).launches
     assert launch.called_at == () and launch.script_args[1].value == "m7b"
+
+
+def test_a_double_quoted_inner_shell_gets_the_functions_words_and_a_single_quoted_one_its_own(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text('#!/bin/bash\nrun() {\n  srun --ntasks=8 bash -c "torchrun train.py --model_name_or_path $1"\n'
+                      "  srun --ntasks=8 bash -c 'torchrun train.py --per_device_train_batch_size $1'\n}\n"
+                      "run m7b 4\nrun m13b 4\n")
+    launches = [([a.value if not isinstance(a.value, Unknown) else "?" for a in launch.script_args],
+                 [call.line for call in launch.called_at]) for launch in read_shell(script).launches]
+    # the outer shell expands `$1` inside double quotes, once per call; inside single quotes it is the inner shell's
+    assert launches == [(["--model_name_or_path", "m7b"], [6]), (["--model_name_or_path", "m13b"], [7]),
+                        (["--per_device_train_batch_size", "?"], [])]

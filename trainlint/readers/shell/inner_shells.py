@@ -20,7 +20,8 @@ def inner_shell_state(state: State, env: Dict[str, Setting], sees_everything: bo
     inner = state.copy()
     inner.functions = {}
     inner.local_frames = []
-    inner.arguments = None
+    if not sees_everything:
+        inner.arguments = None  # `bash -c '... $1'`: the inner shell's own arguments (none but its $0)
     if not sees_everything:
         for name, binding in state.env.items():
             if not binding.exported and binding.hidden is None:
@@ -77,7 +78,7 @@ class InnerShellsMixin(ReaderBase):
         inner_state = inner_shell_state(state, env, sees_everything, label)
         self.masked_expansions.update(doc.span(*mask.span) for mask in parsed.masks if mask.what == "expansion")
         self._report_parse_problems(parsed, doc)
-        inner_ctx = Ctx(doc, wrapper, ctx.function_depth, ctx.shell_depth + 1, label, ctx.wrapper_args)
+        inner_ctx = Ctx(doc, wrapper, ctx.function_depth, ctx.shell_depth + 1, label, ctx.wrapper_args, ctx.called_at)
         self._exec(doc.root, inner_ctx, inner_state)
 
     def _inner_doc(self, word: Word, ctx: Ctx, state: State) -> Optional[Tuple[Doc, bool, ParsedScript]]:

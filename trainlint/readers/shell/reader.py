@@ -99,7 +99,15 @@ class ShellReader(
         kept = []
         for variants in by_command.values():
             launches = list(variants.values())
-            kept.extend([replace(launches[0], called_at=())] if len(launches) == 1 else launches)
+            if len(launches) == 1:
+                kept.append(replace(launches[0], called_at=()))
+                continue
+            # One launch per call chain: values that differ without a call to tell them apart (a branch) are the
+            # first reading's, as a command read once is.
+            by_calls: Dict[Tuple[Origin, ...], Launch] = {}
+            for launch in launches:
+                by_calls.setdefault(launch.called_at, launch)
+            kept.extend(by_calls.values())
         return tuple(sorted(kept, key=lambda launch: (launch.origin.start_byte,
                                                        [call.start_byte for call in launch.called_at])))
 
