@@ -105,12 +105,18 @@ def test_a_literal_in_loraconfig_is_what_trains_whatever_flag_the_script_also_ta
     assert _setting(tmp_path, "lora_modules_to_save").value == "embed_tokens,resampler"
 
 
-def test_a_loraconfig_a_branch_chooses_is_unknown(tmp_path):
+def test_a_loraconfig_a_branch_chooses_is_the_branch_the_launch_takes(tmp_path):
     body = ('        if training_args.variant == "small":\n'
             '            config = LoraConfig(r=8)\n'
             '        else:\n'
             '            config = LoraConfig(r=128)')
     _write(tmp_path, body)
+    assert _setting(tmp_path, "lora_r").value == 8  # `variant` is "small" by its default
+    launcher = tmp_path / "run.sh"
+    launcher.write_text(LAUNCHER.replace("--output_dir out", "--output_dir out --variant large"))
+    assert _setting(tmp_path, "lora_r").value == 128
+    # a value the launch does not tell leaves the choice unknown, never guessed
+    launcher.write_text(LAUNCHER.replace("--output_dir out", "--output_dir out --variant $VARIANT"))
     assert isinstance(_setting(tmp_path, "lora_r").value, Unknown)
 
 

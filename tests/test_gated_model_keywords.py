@@ -188,3 +188,46 @@ def test_argument_classes_reached_through_a_module_name_are_read(cli, tmp_path):
         run = document["runs"][0]
         assert "bits" not in run["settings"] or run["settings"]["bits"]["value"] is None, statement
         assert run["settings"]["max_seq_length"]["path"] == configs
+
+
+_ADAPTER_CHOICE = '''from dataclasses import dataclass, field
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="meta-llama/Llama-2-7b-hf")
+    adapter_name: str = field(default="lora")
+    lora_rank: int = field(default=8)
+
+
+def main():
+    model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
+    if model_args.adapter_name == "qlora":
+        quantization = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, quantization_config=quantization)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, torch_dtype=torch.bfloat16)
+    if model_args.adapter_name == "lora" or model_args.adapter_name == "qlora":
+        model = get_peft_model(model, LoraConfig(r=model_args.lora_rank, target_modules=["q_proj", "v_proj"]))
+    Trainer(model=model, args=training_args).train()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_branch_that_compares_an_argument_with_a_constant_is_told(cli, tmp_path):
+    # LLM-Adapters' `if adapter_name == "lora":` around its LoraConfig: an equality, not a substring (`qlora`)
+    launcher = "torchrun --nproc_per_node 2 finetune.py --output_dir out --bf16 True {flag}\n"
+    write_tree(tmp_path, {"finetune.py": _ADAPTER_CHOICE, "lora.sh": launcher.format(flag=""),
+                          "qlora.sh": launcher.format(flag="--adapter_name qlora --lora_rank 16")})
+    _, document = cli.check_json(tmp_path, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    runs = {run["id"].split(":")[0]: run["settings"] for run in document["runs"]}
+    assert runs["lora.sh"]["lora_r"]["value"] == 8
+    assert "bits" not in runs["lora.sh"] or runs["lora.sh"]["bits"]["value"] is None
+    assert (runs["qlora.sh"]["lora_r"]["value"], runs["qlora.sh"]["bits"]["value"]) == (16, 4)

@@ -132,6 +132,9 @@ class Keyword:
     # innermost first: the keyword is given when every one holds. Read for the calls outside the trainer config
     # (`other_keywords`); the branches of a trainer config call are read as overrides.
     gates: Tuple["Gate", ...] = ()
+    # As a branch's argument test: it compares the argument with the setting's value for equality
+    # (`args.adapter_name == "lora"`), where a text value is otherwise looked for inside the argument's text.
+    exact: bool = False
 
 
 @dataclass(frozen=True)

@@ -338,6 +338,9 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
     if source is None or isinstance(source.value, Unknown):
         return None
     word = test.setting.value
+    if test.exact:
+        equal = _equals(source.value, word)
+        return (None if equal is None else (equal != test.negated, source))
     if source.value is None and not isinstance(word, str):
         return test.negated, source  # a truth test of an argument left None (`if args.parts is None:`, negated)
     if word is None:
@@ -352,6 +355,19 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
             return None
         holds = truth
     return holds != test.negated, source
+
+
+def _equals(value: Value, constant: Value) -> Optional[bool]:
+    """`value == constant` for an argument's value as the launch gives it (a flag's text) or as code writes it;
+    None when a text cannot be read as the constant's kind."""
+    if isinstance(constant, bool) or isinstance(value, bool):
+        truth = coerce_as(bool, value).value
+        return truth == constant if isinstance(truth, bool) else None
+    if isinstance(constant, (int, float)):
+        number = coerce_as(float, value).value
+        readable = isinstance(number, (int, float)) and not isinstance(number, bool)
+        return float(number) == float(constant) if readable else None
+    return isinstance(value, str) and value == constant
 
 
 def _tested_override(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting], override: Override,

@@ -5,6 +5,7 @@ flags and the arguments' defaults."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import List, Optional, Tuple
 
 import libcst as cst
@@ -65,7 +66,7 @@ class GateReader:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self._term(test.expression)
             return negate(inner) if inner is not None else None
-        negated = False
+        negated, exact = False, False
         tested: Value = True  # a truth test
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
                 and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
@@ -74,13 +75,20 @@ class GateReader:
             # for `is None`. `--lora_r 0` sets it.
             negated, tested = isinstance(test.comparisons[0].operator, cst.Is), None
             test = test.left
+        elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)) \
+                and isinstance(literal_value(test.comparisons[0].comparator), (str, int, float)):
+            # `args.adapter_name == "lora"`: equal to a constant, negated for `!=`.
+            negated, exact = isinstance(test.comparisons[0].operator, cst.NotEqual), True
+            tested = literal_value(test.comparisons[0].comparator)
+            test = test.left
         reference = self.values.argument_reference(test)
         if reference is None:
             return None
         ctx = self.ctx
         setting = Setting(tested, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
-        return Keyword(reference, setting, reference, negated)
+        return Keyword(reference, setting, reference, negated, exact=exact)
 
 
 def negate(term: Keyword) -> Keyword:
-    return Keyword(term.name, term.setting, term.reference, not term.negated)
+    return replace(term, negated=not term.negated)
