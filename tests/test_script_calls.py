@@ -135,6 +135,9 @@ def test_a_change_to_the_caller_impacts_the_job_it_runs(monkeypatch):
 
     runs, result = _runs(monkeypatch)
     assert impacted_runs(result.scan, [SAMPLES / "train_qwen_7b.sh"]) == {f"{CALLED} (run by train_qwen_7b.sh:6)"}
+    # the caller is one of the files the job reads (the result cache and suppressions look there too)
+    assert "train_qwen_7b.sh" in runs[f"{CALLED} (run by train_qwen_7b.sh:6)"].files
+    assert "train_qwen_7b.sh" not in runs[CALLED].files
 
 
 def test_the_launch_by_itself_still_ports_its_own_values(cli, tmp_path):
