@@ -36,6 +36,8 @@ class K(str, Enum):
     MAX_STEPS = "max_steps"
     NUM_TRAIN_EPOCHS = "num_train_epochs"
     MAX_SEQ_LENGTH = "max_seq_length"
+    MAX_SOURCE_LENGTH = "max_source_length"
+    MAX_TARGET_LENGTH = "max_target_length"
     ZERO_STAGE = "zero_stage"
     OFFLOAD_OPTIMIZER = "offload_optimizer"
     OFFLOAD_PARAM = "offload_param"
@@ -199,6 +201,10 @@ KNOBS: Tuple[Knob, ...] = (
             AXOLOTL: ("sequence_len",),
         },
     ),
+    # Seq2seq-style scripts (ChatGLM's P-tuning, MedicalGPT's preference scripts) bound the prompt and the
+    # response apart; a decoder-only model trains on them concatenated (resolution derives the row length).
+    Knob(K.MAX_SOURCE_LENGTH, int, "maximum prompt length in tokens", {ARGS: ("max_source_length",)}),
+    Knob(K.MAX_TARGET_LENGTH, int, "maximum response length in tokens", {ARGS: ("max_target_length",)}),
     Knob(
         K.ZERO_STAGE,
         int,

@@ -16,6 +16,7 @@ class Stage(Enum):
     a derivation may only fill in a knob no earlier one set (an adapter's 4 bits before a
     `load_in_8bit` switch)."""
 
+    SEQUENCE = auto()  # the length of a training row
     ADAPTER = auto()  # the fine-tuning method: adapters and the quantisation a method implies
     QUANTISATION = auto()  # quantisation switches of the base model
     PRECISION = auto()

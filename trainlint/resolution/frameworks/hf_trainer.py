@@ -117,11 +117,31 @@ def _derive_attention(candidates: Candidates, context: DeriveContext) -> None:
                                                       note=f"flash_attn {chosen.value}"))
 
 
+def _derive_concatenated_length(candidates: Candidates, context: DeriveContext) -> None:
+    """A script that bounds the prompt (`max_source_length`) and the response (`max_target_length`) apart, and no
+    length of its own: a decoder-only model trains on the two concatenated, so a row holds up to their sum
+    (ChatGLM's P-tuning pads every row to it; MedicalGPT's preference scripts pass it as `max_length`)."""
+    if candidates.winner(K.MAX_SEQ_LENGTH) is not None:
+        return
+    source, target = candidates.winner(K.MAX_SOURCE_LENGTH), candidates.winner(K.MAX_TARGET_LENGTH)
+    if source is None or target is None:
+        return
+    lengths = (source.value, target.value)
+    if all(type(length) is int and length > 0 for length in lengths):
+        value: object = lengths[0] + lengths[1]
+    else:
+        value = Unknown("the prompt or response length limit is not known")
+    candidates.add(K.MAX_SEQ_LENGTH, Setting(value, SourceKind.DERIVED, None, via=(source, target),
+                                             note="max_source_length + max_target_length (prompt and response "
+                                                  "concatenated)"))
+
+
 HF_TRAINER = Framework(
     name="hf_trainer",
     namespace=ARGS,
     defaults=_defaults,
-    derivations=(Derivation(Stage.ADAPTER, _derive_trl_peft), Derivation(Stage.QUANTISATION, _derive_bits),
+    derivations=(Derivation(Stage.SEQUENCE, _derive_concatenated_length),
+                 Derivation(Stage.ADAPTER, _derive_trl_peft), Derivation(Stage.QUANTISATION, _derive_bits),
                  Derivation(Stage.ATTENTION, _derive_attention),
                  Derivation(Stage.ATTENTION, _derive_liger)),
 )
