@@ -2,6 +2,7 @@
 length of their own: a decoder-only model trains on the two concatenated, so a row holds up to their sum."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
@@ -59,3 +60,26 @@ def test_a_length_the_script_gives_itself_wins_and_one_limit_alone_derives_nothi
     assert _derived(max_seq_length=flag, max_source_length=source, max_target_length=target) == flag
     assert _derived(max_source_length=source) is None
     assert _derived(max_source_length=source, max_target_length=target).value == 128
+
+
+def test_a_fix_never_adds_a_flag_the_script_may_not_take(cli, tmp_path):
+    # The parser adds Seq2SeqTrainingArguments' fields, not all known to trainlint. LoRA's switch is no
+    # TrainingArguments field and none of the script's own: `--lora_enable` would stop the launch, as
+    # HfArgumentParser rejects a flag no dataclass takes.
+    shutil.copytree(SAMPLES, tmp_path / "repo")
+    launcher = tmp_path / "repo" / "train_unknown.sh"
+    before = launcher.read_text()
+    code, out, err = cli.run(tmp_path / "repo", "fix", "train_unknown.sh", "--gpu", "a100-40gb", "--unsafe-fixes")
+    assert code == 1, err
+    assert launcher.read_text() == before
+    assert "none it defines itself sets `lora`" in out + err
+
+
+def test_a_trainingarguments_field_is_still_written_when_the_other_flags_are_unknown(cli, tmp_path):
+    shutil.copytree(SAMPLES, tmp_path / "repo")
+    launcher = tmp_path / "repo" / "train_defaults.sh"
+    text = launcher.read_text().replace("--per_device_train_batch_size 1", "--per_device_train_batch_size 8")
+    launcher.write_text(text.replace("--gradient_accumulation_steps 16", "--gradient_accumulation_steps 2"))
+    code, out, err = cli.run(tmp_path / "repo", "fix", "train_defaults.sh", "--gpu", "a10g", "--unsafe-fixes")
+    assert code in (0, 1), err
+    assert "--gradient_checkpointing True" in launcher.read_text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Tuple
 
 from trainlint.core import TrainingRun, Unknown, Value
-from trainlint.knobs import ARGS
+from trainlint.knobs import ARGS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.knobs import knob as knob_spec
 
 ReadBytes = Callable[[str], Optional[bytes]]
@@ -45,14 +45,27 @@ def read_or_refuse(read: ReadBytes, path: str) -> bytes:
     return data
 
 
-def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS) -> str:
-    """The name to write: the first spelling of the knob the entry point accepts."""
+def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS, guess: bool = True) -> str:
+    """The name to write: the first spelling of the knob the entry point accepts. When the parser's flags are
+    not all known, a spelling the script defines itself, else a TrainingArguments field; else the knob's first
+    spelling if `guess` (a recipe's key), or refused: a flag the script does not take stops the launch."""
     names = knob_spec(knob_name).spellings.get(namespace, ())
     if not names:
         raise Refused(f"no command-line flag sets `{knob_name}`")
     accepted = run.facts.accepted_flags
     if accepted is None:
-        return names[0]
+        own = run.facts.own_flags
+        for name in names:
+            if name.replace("-", "_") in own:
+                return name
+        if namespace == ARGS:
+            for name in names:
+                if name in HF_TRAINING_ARGUMENTS_FIELDS:
+                    return name
+        if guess:
+            return names[0]
+        raise Refused(f"the entry point's flags are not all known, and none it defines itself sets `{knob_name}` "
+                      f"({', '.join(names)})")
     for name in names:
         if name in accepted or name.replace("-", "_") in accepted:
             return name

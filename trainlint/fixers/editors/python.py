@@ -69,7 +69,7 @@ def insert_keyword(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes
     call_origin = calls[0].origin
     data = read_or_refuse(read, call_origin.path)
     old_text = data[call_origin.start_byte:call_origin.end_byte].decode("utf-8")
-    name = spelling(run, knob_name)
+    name = spelling(run, knob_name, guess=False)
     try:
         value = python_value("", new)
         node = cst.parse_expression(old_text)

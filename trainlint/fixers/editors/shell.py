@@ -177,7 +177,7 @@ def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -
     if run.launcher == Launcher.AXOLOTL:
         raise Refused("axolotl takes its settings from the recipe; its command accepts only its own options")
     anchor = _anchor(launch, run)
-    name = spelling(run, knob_name)
+    name = spelling(run, knob_name, guess=False)
     try:
         value = shell_value("", new)
     except CannotRender as error:
