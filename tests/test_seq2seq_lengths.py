@@ -83,3 +83,11 @@ def test_a_trainingarguments_field_is_still_written_when_the_other_flags_are_unk
     code, out, err = cli.run(tmp_path / "repo", "fix", "train_defaults.sh", "--gpu", "a10g", "--unsafe-fixes")
     assert code in (0, 1), err
     assert "--gradient_checkpointing True" in launcher.read_text()
+
+
+def test_an_encoder_decoder_model_keeps_the_two_limits_apart(monkeypatch):
+    runs, estimates, _ = _scan(monkeypatch)
+    length = runs["train_t5.sh"].setting(K.MAX_SEQ_LENGTH)
+    # AutoModelForSeq2SeqLM: the encoder reads 1024 prompt tokens, the decoder 16 response tokens; no one row of 1040
+    assert isinstance(length.value, Unknown) and "encoder-decoder model (AutoModelForSeq2SeqLM)" in length.value.reason
+    assert any("sequence length unknown" in note for note in estimates["train_t5.sh"].unknowns)

@@ -23,6 +23,8 @@ from trainlint.readers.facts import (
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.frameworks.memory_features import (
+    ENCODER_DECODER,
+    ENCODER_DECODER_CLASSES,
     CLASSIFIER,
     PAIRED_SEQUENCES,
     REFERENCE_MODEL,
@@ -99,6 +101,19 @@ def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequen
     return found
 
 
+def _encoder_decoder(facts: EntryFacts, candidates: Candidates) -> None:
+    """An encoder-decoder model class the scripts import from transformers (`AutoModelForSeq2SeqLM`)."""
+    for module in facts.modules:
+        for info in module.imports:
+            if info.module.split(".")[0] != "transformers":
+                continue
+            for name, _bound in info.bindings():
+                if name in ENCODER_DECODER_CLASSES:
+                    candidates.add(ENCODER_DECODER, Setting(True, SourceKind.CODE_KEYWORD, info.origin, name,
+                                                            note=f"imports {name}"))
+                    return
+
+
 def argument_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
     """Each argparse dest the script declares: the flag the launch passes, else its default."""
     values: Dict[str, Setting] = {}
@@ -165,6 +180,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             setting = gated
         candidates.add(target, setting)
     _preference_trainers(facts, flags, candidates)
+    _encoder_decoder(facts, candidates)
     holds = argument_tests(facts, flags, argparse_values)
     frozen_in_code(facts, holds, candidates)
     for callee, keyword in facts.other_keywords:

@@ -9,7 +9,7 @@ from typing import Mapping, Optional
 from trainlint.core import QUANTIZED_EXPORT_BITS, Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, DEEPSPEED, KNOBS, K
 from trainlint.resolution.frameworks.base import Derivation, DeriveContext, Framework, Stage
-from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, PAIRED_SEQUENCES, add_switch
+from trainlint.resolution.frameworks.memory_features import ENCODER_DECODER, FUSED_LOSS, PAIRED_SEQUENCES, add_switch
 from trainlint.resolution.precedence import Candidates
 
 
@@ -127,8 +127,12 @@ def _derive_concatenated_length(candidates: Candidates, context: DeriveContext) 
     if source is None or target is None:
         return
     lengths = (source.value, target.value)
-    if all(type(length) is int and length > 0 for length in lengths):
-        value: object = lengths[0] + lengths[1]
+    encoder_decoder = candidates.winner(ENCODER_DECODER)
+    if encoder_decoder is not None and encoder_decoder.value is True:
+        value: object = Unknown(f"the script loads an encoder-decoder model ({encoder_decoder.text}): the prompt "
+                                f"and the response limits bound two stacks, not one row")
+    elif all(type(length) is int and length > 0 for length in lengths):
+        value = lengths[0] + lengths[1]
     else:
         value = Unknown("the prompt or response length limit is not known")
     candidates.add(K.MAX_SEQ_LENGTH, Setting(value, SourceKind.DERIVED, None, via=(source, target),

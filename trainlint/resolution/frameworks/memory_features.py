@@ -23,6 +23,14 @@ MODEL_PARALLEL = "model_parallel_degree"
 # the trainer concatenates into one forward), and a frozen reference copy of the model's weights.
 PAIRED_SEQUENCES = "sequences_per_sample"
 REFERENCE_MODEL = "reference_model"
+# The script loads an encoder-decoder model class: the prompt goes through the encoder and the response through the
+# decoder, so the two length limits bound two stacks, not one row. By the name it imports from transformers.
+ENCODER_DECODER = "encoder_decoder_model"
+ENCODER_DECODER_CLASSES = frozenset({
+    "AutoModelForSeq2SeqLM", "T5ForConditionalGeneration", "MT5ForConditionalGeneration",
+    "UMT5ForConditionalGeneration", "LongT5ForConditionalGeneration", "BartForConditionalGeneration",
+    "MBartForConditionalGeneration", "PegasusForConditionalGeneration", "LEDForConditionalGeneration",
+    "MarianMTModel"})
 # Why the job trains in a way the memory model does not describe (a string): no memory rule judges it,
 # and `trainlint estimate` states the reason.
 OUT_OF_SCOPE = "memory_out_of_scope"
