@@ -416,6 +416,9 @@ class RunFacts:
     # The `CUDA_VISIBLE_DEVICES` the launch runs with, when its environment sets it: a process count changed
     # elsewhere must stay within the devices it lists.
     visible_devices: Optional[Setting] = None
+    # Flags the entry point's parser takes under another spelling: (name as written, the option it names), as
+    # argparse takes a unique prefix (`--per_device_train`) and python-fire `--noname`.
+    flag_spellings: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

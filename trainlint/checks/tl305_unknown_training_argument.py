@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import FrozenSet, Iterable, Optional
+from typing import Iterable, Optional
 
 from trainlint.checks._examples import TRAIN_PY
 from trainlint.checks.base import CheckContext, Example, Rule
@@ -20,6 +20,18 @@ args, overrides = parser.parse_known_args()
 for index in range(0, len(overrides), 2):
     print("override", overrides[index], overrides[index + 1])
     setattr(args, overrides[index].lstrip("-"), overrides[index + 1])
+"""
+
+_NO_PREFIX_PY = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser(allow_abbrev=False)
+parser.add_argument("--micro-batch-size", type=int, default=4)
+parser.add_argument("--seq-length", type=int, default=2048)
+args = parser.parse_args()
+model = torch.nn.Linear(args.seq_length, 1)
+model(torch.zeros(args.micro_batch_size, args.seq_length)).sum().backward()
 """
 
 _FIRE_PY = """import fire
@@ -54,6 +66,8 @@ class UnknownTrainingArgument(Rule):
     the job trains, or runs out of memory, without it (a warning: the job starts).
     A python-fire function (`fire.Fire(train)`) runs with the flags it takes and leaves the others over: the
     job trains without the flag, and fire fails on it only once the function returns (a warning).
+    A unique prefix of a long option (`--per_device_train 8`) is that option, as argparse takes it, unless
+    the parser is built with `allow_abbrev=False` (Megatron's): then the job stops at start.
     A script that reads the leftovers itself (`args, unknown = parser.parse_known_args()`, then applies
     `unknown` to a config or hands it to another command) is not reported: their effect is unknown. Nor
     are the words after a standalone `--`, which argparse hands on as positional arguments.
@@ -107,6 +121,12 @@ class UnknownTrainingArgument(Rule):
                 {"finetune.sh": _FIRE_LAUNCHER.format(flag="--nogroup_by_length"), "finetune.py": _FIRE_PY,
                  "finetune_any.sh": _FIRE_LAUNCHER.format(flag="--gradient_checkpointing").replace(
                      "finetune.py", "finetune_any.py"), "finetune_any.py": _FIRE_PY}, False),
+        Example("a unique prefix of an option, which argparse takes",
+                {"finetune.sh": _LAUNCHER.format(flag="--gradient_accumulation 4"),
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
+        Example("a prefix, where the parser is built with allow_abbrev=False",
+                {"finetune.sh": "torchrun --nproc_per_node 2 pretrain.py --micro-batch 8 --seq-length 4096\n",
+                 "pretrain.py": _NO_PREFIX_PY}, True, at="finetune.sh:1:41"),
         Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
                                                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
     )
@@ -118,6 +138,7 @@ class UnknownTrainingArgument(Rule):
         pin = run.facts.transformers_pin
         pinned_here = (Related(pin.origin, f"transformers {pin.value} is pinned here"),) \
             if pin is not None and pin.origin is not None else ()
+        spelled = {written for written, _option in run.facts.flag_spellings}
         for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
             fire = run.facts.fire_command
@@ -126,9 +147,7 @@ class UnknownTrainingArgument(Rule):
                 if problem is None:
                     continue
                 refused, related = f"`--{name}` {problem}", pinned_here
-            elif normalized in accepted or name in accepted:
-                continue
-            elif _fire_spelling(normalized, accepted) if fire else _abbreviates(normalized, accepted):
+            elif normalized in accepted or name in accepted or name in spelled:
                 continue
             else:
                 refused, related = f"`--{name}` is not an argument of the entry script's parser", ()
@@ -144,19 +163,6 @@ class UnknownTrainingArgument(Rule):
                                    severity=Severity.WARNING, related=related)
             else:
                 yield self.finding(run, f"{refused}; the job stops at start-up", origin=word.origin, related=related)
-
-
-def _abbreviates(name: str, accepted: FrozenSet[str]) -> bool:
-    """argparse accepts a unique prefix of a long option."""
-    matches = [option for option in accepted if option.startswith(name)]
-    return len(matches) == 1
-
-
-def _fire_spelling(name: str, accepted: FrozenSet[str]) -> bool:
-    """python-fire takes `--noname` to turn `name` off, and a single letter for the one parameter it starts."""
-    if name.startswith("no") and name[2:] in accepted:
-        return True
-    return len(name) == 1 and len([option for option in accepted if option.startswith(name)]) == 1
 
 
 def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:

@@ -276,6 +276,8 @@ class PythonModule:
     # one). Options added in a module that builds none go to a parser built elsewhere (Megatron's
     # `extra_args_provider(parser)` functions), which has options of its own.
     builds_parser: bool = False
+    # The parser it builds is told `allow_abbrev=False`: no prefix of an option names it.
+    refuses_abbreviations: bool = False
     # The module calls `.backward(...)` (`loss.backward()`, `accelerator.backward(loss)`): it trains in a loop of
     # its own, whatever its flags are called.
     calls_backward: bool = False

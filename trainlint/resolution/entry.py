@@ -123,6 +123,24 @@ class EntryFacts:
             names |= HF_TRAINING_ARGUMENTS_FIELDS
         return frozenset(names)
 
+    def full_option(self, name: str) -> Optional[str]:
+        """The option a flag written `--name` names under another spelling, or None (an exact name, or none):
+        argparse's unique prefix of a long option, unless the parser is built with `allow_abbrev=False`;
+        python-fire's `--noname` (the parameter turned off) and single letter (the one parameter it starts)."""
+        accepted = self.accepted_flags()
+        normalized = name.replace("-", "_")
+        if accepted is None or normalized in accepted or name in accepted:
+            return None
+        if self.fire_command:
+            if normalized.startswith("no") and normalized[2:] in accepted:
+                return normalized[2:]
+            if len(normalized) != 1:
+                return None
+        elif any(module.refuses_abbreviations for module in self.modules):
+            return None
+        matches = [option for option in accepted if option.startswith(normalized)]
+        return matches[0] if len(matches) == 1 else None
+
     @property
     def fire_command(self) -> bool:
         """The script's command line is a python-fire function's signature."""
@@ -134,6 +152,8 @@ class EntryFacts:
 
     def is_bool(self, name: str) -> bool:
         name = name.replace("-", "_")
+        if not self.fire_command:
+            name = self.full_option(name) or name  # `--gradient_check` takes no value when the option takes none
         found = self.fields.get(name)
         if found is not None:
             return "bool" in found.type_name

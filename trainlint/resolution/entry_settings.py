@@ -23,9 +23,9 @@ from trainlint.readers.facts import (
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.flags import ParsedFlag, as_flag
 from trainlint.resolution.frameworks.memory_features import (
+    CLASSIFIER,
     ENCODER_DECODER,
     ENCODER_DECODER_CLASSES,
-    CLASSIFIER,
     PAIRED_SEQUENCES,
     REFERENCE_MODEL,
     add_switch,
@@ -82,23 +82,34 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
 
 
 def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequence[Setting]) -> Dict[str, ParsedFlag]:
-    """What python-fire gives its function's parameters beyond `--name value`: a bare `--noname` turns `name` off,
-    and the words with no flag go by position, in the order of the signature, each to the next parameter no flag
-    names."""
+    """The flags as the entry point's parser takes them, by the option each names: a flag written under another
+    spelling (argparse's unique prefix `--per_device_train`, python-fire's `--noname`, which turns `name` off) by
+    the option it names, the others as written; and, for a python-fire function, the words with no flag, in the
+    order of the signature, each to the next parameter no flag names. A flag written in full wins over a spelling
+    of the same option."""
     if facts is None:
-        return {}
-    parameters = [name for name, arg in facts.argparse.items() if arg.owner == FIRE_OWNER]
-    if not parameters:
-        return {}
+        return dict(flags)
     found: Dict[str, ParsedFlag] = {}
     for name, flag in flags.items():
-        negated = name.replace("-", "_")[2:]
-        if flag.bare and name.startswith("no") and negated in parameters and name not in parameters:
-            found[negated] = ParsedFlag(negated, replace(flag.value, value=False), flag.flag, bare=True)
-    given = {name.replace("-", "_") for name in flags} | set(found)
-    open_parameters = [name for name in parameters if name not in given]
-    found.update((name, ParsedFlag(name, word, word)) for name, word in zip(open_parameters, positionals))
+        option = facts.full_option(name)
+        if option is None or option in flags:
+            continue
+        if facts.fire_command and flag.bare and name.replace("-", "_") == f"no{option}":
+            flag = replace(flag, value=replace(flag.value, value=False))
+        found[option] = flag
+    spelled = {flag.name for flag in found.values()}
+    found.update((name, flag) for name, flag in flags.items() if name not in spelled)
+    parameters = [name for name, arg in facts.argparse.items() if arg.owner == FIRE_OWNER]
+    if parameters:
+        given = {name.replace("-", "_") for name in found}
+        open_parameters = [name for name in parameters if name not in given]
+        found.update((name, ParsedFlag(name, word, word)) for name, word in zip(open_parameters, positionals))
     return found
+
+
+def flag_spellings(flags: Flags) -> Tuple[Tuple[str, str], ...]:
+    """(name as written, the option it names) of each flag `command_flags` took under another spelling."""
+    return tuple((flag.name, option) for option, flag in flags.items() if flag.name != option)
 
 
 def _encoder_decoder(facts: EntryFacts, candidates: Candidates) -> None:

@@ -42,6 +42,7 @@ from trainlint.resolution.entry_settings import (
     command_flags,
     compute_metrics,
     data_batch,
+    flag_spellings,
     launcher_settings,
 )
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
@@ -92,6 +93,7 @@ class JobBuild:
     entry_shown: Optional[str] = None
     entry_exists: Optional[bool] = None
     flags: Tuple[Tuple[str, Setting], ...] = ()
+    flag_spellings: Tuple[Tuple[str, str], ...] = ()
     batch_multiplier: Optional[Setting] = None
     job_launcher: Optional[Launcher] = None  # the job's own launcher, when another one starts its processes
     recipe: Optional[str] = None
@@ -139,7 +141,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         code_settings(build.facts, {}, build.candidates)
         build.compute_metrics = compute_metrics(build.facts, None)  # the recipe's values decide its branches
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
-    flags = {**command_flags(build.facts, flags, positionals), **flags}
+    flags = command_flags(build.facts, flags, positionals)
+    build.flag_spellings = flag_spellings(flags)
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
     gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
     if not (gone_distributed or looks_like_training(flags, build.facts)):
@@ -551,6 +554,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         transformers_pin=transformers_pin(build.workspace, build.script_path, facts.path if facts else None),
         transformers_ceiling=transformers_ceiling(build.workspace, build.script_path, facts.path if facts else None),
         visible_devices=build.launch.env.get("CUDA_VISIBLE_DEVICES"),
+        flag_spellings=build.flag_spellings,
     )
 
 

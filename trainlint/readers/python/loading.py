@@ -22,7 +22,7 @@ from trainlint.readers.python.fire_cli import command_functions
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.leftover_args import known_args_rest_used
 from trainlint.readers.python.notebook import blank_lines, ipython_lines, is_notebook_source
-from trainlint.readers.python.parser_helpers import builds_parser, parser_helpers
+from trainlint.readers.python.parser_helpers import builds_parser, parser_helpers, refuses_abbreviations
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
@@ -84,7 +84,8 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     builds = any(arg.owner == FIRE_OWNER for arg in module.argparse_args) or (
         bool(module.argparse_args) and builds_parser(nodes))
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
-                     parser_helpers=helpers, builds_parser=builds)
+                     parser_helpers=helpers, builds_parser=builds,
+                     refuses_abbreviations=builds and refuses_abbreviations(nodes))
     if module.parse_known_args and known_args_rest_used(nodes):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:

@@ -45,3 +45,14 @@ def builds_parser(nodes: Optional[TreeNodes]) -> bool:
     constructors = {"ArgumentParser"} | {node.name for node in nodes.classes
                                          if any(last_name(base) == "ArgumentParser" for base in node.bases)}
     return any(last_name(node.func) in constructors for node in nodes.calls)
+
+
+def refuses_abbreviations(nodes: Optional[TreeNodes]) -> bool:
+    """Whether the module builds a parser with `allow_abbrev=False`: argparse then takes no prefix of an option
+    (Megatron's), where by default a unique prefix (`--per_device_train`) names the whole option."""
+    if nodes is None:
+        return False
+    return any(last_name(node.func) is not None and "ArgumentParser" in (last_name(node.func) or "")
+               and any(keyword.arg == "allow_abbrev" and isinstance(keyword.value, ast.Constant)
+                       and keyword.value.value is False for keyword in node.keywords)
+               for node in nodes.calls)
