@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._conditions import precision
-from trainlint.checks._examples import job
+from trainlint.checks._examples import TRAIN_PY, job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun, Unknown
 from trainlint.knobs import K
 from trainlint.memory import resolve_model
 
@@ -20,7 +20,8 @@ class NoMixedPrecision(Rule):
     Reports a model of a billion parameters or more that trains in fp32: neither bf16 nor fp16 is
     on in the launcher, the DeepSpeed config or the code, and the weights are not loaded in 16 bits.
     It stays quiet when either precision flag cannot be read, when accelerate's `mixed_precision` is
-    set, and for models whose own code converts them to 16 bits when loaded (Qwen-1, ChatGLM3).
+    set, when the dtype the weights load in is computed in code (`torch_dtype=dtype`), and for models
+    whose own code converts them to 16 bits when loaded (Qwen-1, ChatGLM3).
 
     ## Why is this bad
     fp32 doubles the bytes of every weight, gradient and activation compared with bf16 and runs
@@ -47,6 +48,12 @@ class NoMixedPrecision(Rule):
     examples = (
         Example("a 7B model with --bf16 False", job("--bf16 False\n--tf32 False"), True, at="finetune.sh:3:12"),
         Example("a 7B model with --bf16 True", job("--bf16 True"), False),
+        Example("weights loaded in a dtype the script computes (`torch_dtype=dtype`), with --bf16 False",
+                job("--bf16 False\n--tf32 False", extra={"train.py": TRAIN_PY.replace("{eval_dataset}", "None").replace(
+                    "from_pretrained(model_args.model_name_or_path)",
+                    "from_pretrained(model_args.model_name_or_path, torch_dtype=dtype)").replace(
+                    "    model = transformers", "    dtype = torch.float16 if training_args.fp16 else torch.float32\n"
+                                                 "    model = transformers")}), False),
         Example("Qwen-7B, whose own code loads it in 16 bits, with --bf16 False",
                 job("--model_name_or_path Qwen/Qwen-7B\n--bf16 False\n--tf32 False"), False),
     )
@@ -60,6 +67,8 @@ class NoMixedPrecision(Rule):
         dtype = run.known(K.TORCH_DTYPE)
         if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known(K.LOAD_IN_4BIT) or run.known(K.LOAD_IN_8BIT):
             return
+        if isinstance(run.value(K.TORCH_DTYPE), Unknown):
+            return  # loaded in a dtype the code computes: it may be 16 bits, and then nothing trains in fp32
         model = resolve_model(run)
         if model is None or model.params < LARGE_MODEL_PARAMS or model.half_by_default:
             return
