@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import Mapping, Optional, Tuple
 
 from trainlint.core import Diagnostic, Launcher, Origin, Setting, Value
 from trainlint.knobs import K
@@ -249,18 +249,6 @@ class ImportInfo:
         return tuple(zip(self.names, self.bound or self.names))
 
 
-ClassBases = Dict[str, Tuple[str, ...]]
-
-
-@dataclass(frozen=True)
-class ClassOutline:
-    """The classes a module defines, with their bases as written, and the names of those defining HF Trainer's
-    `_inner_training_loop` themselves (a loop of their own, whatever they derive from)."""
-
-    bases: ClassBases = field(default_factory=dict)
-    own_loops: FrozenSet[str] = frozenset()
-
-
 @dataclass(frozen=True)
 class PythonModule:
     path: str
@@ -312,8 +300,6 @@ class PythonModule:
     # The argument a script must be given before it trains (`do_train`), when every `trainer.train()` call of
     # the module is under `if <args>.do_train:`; None when it trains unconditionally or has no such call.
     train_gate: Optional[str] = None
-    # Those of `trainer_classes` that define HF Trainer's `_inner_training_loop` themselves: a loop of their own.
-    own_loops: Tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------- json / yaml

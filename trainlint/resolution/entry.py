@@ -83,9 +83,6 @@ class EntryFacts:
     # The repository's own Trainer the job trains with, when it is no HF Trainer at all (LOMO's `LOMOTrainer`, a
     # class on no base): its optimizer and its sharding are whatever its code builds.
     own_loop_trainer: Optional[TrainerCall] = None
-    # The class whose own `_inner_training_loop` the job's Trainer runs (MeZO's `OurTrainer(Trainer)`, forward-only
-    # steps): what a step holds is what that loop builds.
-    replaced_loop: Optional[str] = None
     diagnostics: List[Diagnostic] = field(default_factory=list)
 
     @property
@@ -304,10 +301,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
                     next_frontier.append(target)
         frontier = next_frontier
     _merge(facts)
-    if facts.trainer_calls:
-        defined, loops = _trainer_outlines(facts, read, workspace, roots)
-        facts.own_loop_trainer = _own_loop_trainer(facts, defined)
-        facts.replaced_loop = _replaced_loop(facts, defined, loops)
+    facts.own_loop_trainer = _own_loop_trainer(facts, read, workspace, roots)
     facts.unread_call = _unread_call(facts, workspace, roots)
     defined = {name for module in facts.modules for name in module.defines}
     facts.unread_parser_helper = next((name for module in facts.modules for name in module.parser_helpers
@@ -381,62 +375,32 @@ def _reaches_outside(name: str, defined: Dict[str, Tuple[str, ...]], repository_
     return False
 
 
-def _own_loop_trainer(facts: EntryFacts, defined: Dict[str, Tuple[str, ...]]) -> Optional[TrainerCall]:
+def _own_loop_trainer(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path]], workspace: Workspace,
+                      roots: Sequence[Path]) -> Optional[TrainerCall]:
     """The Trainer call of the job when every Trainer it builds is a class of the repository's own whose bases, as
     far as the repository defines them, never reach a class from outside (HF's Trainer, TRL's, or one trainlint
     cannot follow). A class whose definition is not found is taken for an HF Trainer: nothing changes then."""
     calls = [call for call in facts.trainer_calls if _last(call.callee) in facts.local_trainers]
     if not calls or len(calls) != len(facts.trainer_calls):
         return None
-    if any(_last(call.callee) not in defined or _reaches_outside(_last(call.callee), defined) for call in calls):
-        return None
-    return calls[0]
-
-
-def _replaced_loop(facts: EntryFacts, defined: Dict[str, Tuple[str, ...]], loops: Set[str]) -> Optional[str]:
-    """The class whose own `_inner_training_loop` every Trainer of the job runs (a class of the repository's, or one
-    of its bases the repository defines), or None."""
-    owners = []
-    for call in facts.trainer_calls:
-        pending, seen = [_last(call.callee)], set()
-        owner = None
-        while pending and owner is None:
-            name = pending.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if name in loops:
-                owner = name
-            pending.extend(_last(base) for base in defined.get(name, ()))
-        if owner is None:
-            return None
-        owners.append(owner)
-    return owners[0] if owners else None
-
-
-def _trainer_outlines(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path]], workspace: Workspace,
-                      roots: Sequence[Path]) -> Tuple[Dict[str, Tuple[str, ...]], Set[str]]:
-    """The Trainer classes the job's modules define or import from the repository, with their bases as written,
-    and those that run a training loop of their own."""
     defined: Dict[str, Tuple[str, ...]] = {}
-    loops: Set[str] = set()
     for module, _path in read:
         for name, bases in module.trainer_classes:
             defined.setdefault(name, bases)
-        loops.update(module.own_loops)
-    missing = {_last(call.callee) for call in facts.trainer_calls} - set(defined)
-    # A Trainer imported from a module the reading did not follow (it holds no setting): its class outlines.
+    missing = {_last(call.callee) for call in calls} - set(defined)
+    # A Trainer imported from a module the reading did not follow (it holds no setting): its class headers.
     for module, path in read:
         for info in module.imports:
             if not missing & {bound for _name, bound in info.bindings()}:
                 continue
             target = workspace.module(info.module, path, import_roots(path, roots))
             if target is not None:
-                outline = workspace.class_outline(target)
-                for name, bases in outline.bases.items():
+                for name, bases in workspace.class_bases(target).items():
                     defined.setdefault(name, bases)
-                loops.update(outline.own_loops)
-    return defined, loops
+
+    if any(_last(call.callee) not in defined or _reaches_outside(_last(call.callee), defined) for call in calls):
+        return None
+    return calls[0]
 
 
 def _merge(facts: EntryFacts) -> None:

@@ -567,12 +567,6 @@ def _own_loop(build: JobBuild) -> None:
         add_out_of_scope(build.candidates, written, f"the job trains with `{call.callee}`, a trainer of the "
                                                     "repository's own that is no HF Trainer: its optimizer and "
                                                     "sharding are what its code builds")
-    elif build.facts is not None and build.facts.replaced_loop is not None and build.facts.trainer_calls:
-        call = build.facts.trainer_calls[0]
-        written = Setting(call.callee, SourceKind.DERIVED, call.origin)
-        add_out_of_scope(build.candidates, written, f"the job's Trainer runs `{build.facts.replaced_loop}`'s own "
-                                                    "training loop (`_inner_training_loop`): what a step holds is "
-                                                    "what that loop builds")
 
 
 def _finish(build: JobBuild, shown_script: str, run_id: Optional[str] = None) -> TrainingRun:

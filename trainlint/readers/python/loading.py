@@ -15,7 +15,6 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from trainlint.core import Diagnostic, DiagnosticKind, Setting
 from trainlint.readers.facts import FIRE_OWNER, PythonModule
-from trainlint.readers.python.class_bases import outline_of
 from trainlint.readers.python.collector import Collector
 from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
@@ -90,7 +89,7 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     if module.parse_known_args and known_args_rest_used(nodes):
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
-        module = replace(_trainer_classes(nodes, module), train_gate=train_gate(nodes))
+        module = replace(module, trainer_classes=_trainer_classes(nodes, module), train_gate=train_gate(nodes))
     return module
 
 
@@ -115,21 +114,22 @@ def _calls_backward(nodes: Optional[TreeNodes]) -> bool:
                                      for node in nodes.calls)
 
 
-def _trainer_classes(nodes: Optional[TreeNodes], module: PythonModule) -> PythonModule:
-    """`module` with the classes it defines under the names its Trainer calls use, and the bases of those it defines
-    too, each with its bases as written; and which of them run a training loop of their own."""
+def _trainer_classes(nodes: Optional[TreeNodes], module: PythonModule) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """The classes `module` defines under the names its Trainer calls use, and the bases of those it defines too,
+    each with its bases as written."""
     if nodes is None:
-        return module
-    outline = outline_of(nodes.classes)
+        return ()
+    defined = {}
+    for node in nodes.classes:
+        defined.setdefault(node.name, tuple(ast.unparse(base) for base in node.bases))
     found = []
     wanted = [call.callee.rsplit(".", 1)[-1] for call in module.trainer_calls]
     while wanted:
         name = wanted.pop()
-        if name in outline.bases and all(name != seen for seen, _bases in found):
-            found.append((name, outline.bases[name]))
-            wanted.extend(base.rsplit(".", 1)[-1] for base in outline.bases[name])
-    return replace(module, trainer_classes=tuple(found),
-                   own_loops=tuple(name for name, _bases in found if name in outline.own_loops))
+        if name in defined and all(name != seen for seen, _bases in found):
+            found.append((name, defined[name]))
+            wanted.extend(base.rsplit(".", 1)[-1] for base in defined[name])
+    return tuple(found)
 
 
 def _read_parsed(source: SourceText, has_bom: bool, text: str, tree: Optional[ast.Module]) -> PythonModule:
