@@ -53,3 +53,21 @@ def test_the_fix_edits_the_value_written_after_the_prefix(cli, tmp_path):
     assert code in (0, 1), err
     lines = launcher.read_text().splitlines()
     assert lines[6:8] == ["    --per_device_train 32 \\", "    --gradient_accumulation 4 \\"]
+
+
+def test_a_prefix_and_its_option_both_written_take_the_later_value(tmp_path, monkeypatch):
+    shutil.copytree(SAMPLES, tmp_path / "repo")
+    launcher = tmp_path / "repo" / "finetune.sh"
+    text = launcher.read_text()
+    launcher.write_text(text.replace("    --per_device_train 64 \\\n",
+                                     "    --per_device_train_batch_size 4 \\\n    --per_device_train 64 \\\n"))
+    (tmp_path / "repo" / "early.sh").write_text(text.replace("    --per_device_train 64 \\\n",
+                                                             "    --per_device_train 64 \\\n"
+                                                             "    --per_device_train_batch_size 4 \\\n"))
+    monkeypatch.chdir(tmp_path / "repo")
+    result = lint([Path(".")], make_target(gpu="a100-80gb"))
+    runs = {Path(run.id.split(":")[0]).name: run for run in result.scan.runs}
+    assert runs["finetune.sh"].value(K.PER_DEVICE_TRAIN_BATCH_SIZE) == 64
+    assert runs["early.sh"].value(K.PER_DEVICE_TRAIN_BATCH_SIZE) == 4
+    # argparse takes both spellings: neither is an unknown flag
+    assert not [f for f in result.findings if f.code == "TL305" and f.path in ("finetune.sh", "early.sh")]

@@ -81,24 +81,33 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
     return None
 
 
-def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequence[Setting]) -> Dict[str, ParsedFlag]:
+def flag_spellings(facts: Optional[EntryFacts], flags: Flags) -> Tuple[Tuple[str, str], ...]:
+    """(name as written, the option it names) of each flag the parser takes under another spelling: argparse's
+    unique prefix (`--per_device_train`), python-fire's `--noname`."""
+    if facts is None:
+        return ()
+    return tuple((name, option) for name in flags if (option := facts.full_option(name)) is not None)
+
+
+def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequence[Setting],
+                  spellings: Sequence[Tuple[str, str]] = ()) -> Dict[str, ParsedFlag]:
     """The flags as the entry point's parser takes them, by the option each names: a flag written under another
-    spelling (argparse's unique prefix `--per_device_train`, python-fire's `--noname`, which turns `name` off) by
-    the option it names, the others as written; and, for a python-fire function, the words with no flag, in the
-    order of the signature, each to the next parameter no flag names. A flag written in full wins over a spelling
-    of the same option."""
+    spelling (`spellings`, from `flag_spellings`) by the option it names (of it and the option written in
+    full, the later one); the others as written. For a python-fire function, `--noname` turns `name` off, and
+    the words with no flag go by position, in the order of the signature, each to the next parameter no flag
+    names."""
     if facts is None:
         return dict(flags)
     found: Dict[str, ParsedFlag] = {}
-    for name, flag in flags.items():
-        option = facts.full_option(name)
-        if option is None or option in flags:
-            continue
+    for name, option in spellings:
+        flag = flags[name]
+        if option in flags and not _after(flag, flags[option]):
+            continue  # argparse keeps the last of the two
         if facts.fire_command and flag.bare and name.replace("-", "_") == f"no{option}":
             flag = replace(flag, value=replace(flag.value, value=False))
         found[option] = flag
-    spelled = {flag.name for flag in found.values()}
-    found.update((name, flag) for name, flag in flags.items() if name not in spelled)
+    spelled = {name for name, _option in spellings}
+    found.update((name, flag) for name, flag in flags.items() if name not in spelled and name not in found)
     parameters = [name for name, arg in facts.argparse.items() if arg.owner == FIRE_OWNER]
     if parameters:
         given = {name.replace("-", "_") for name in found}
@@ -107,9 +116,11 @@ def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequen
     return found
 
 
-def flag_spellings(flags: Flags) -> Tuple[Tuple[str, str], ...]:
-    """(name as written, the option it names) of each flag `command_flags` took under another spelling."""
-    return tuple((flag.name, option) for option, flag in flags.items() if flag.name != option)
+def _after(flag: ParsedFlag, other: ParsedFlag) -> bool:
+    """Whether `flag` comes after `other` on one command line (not told: no)."""
+    first, second = other.flag.origin, flag.flag.origin
+    return first is not None and second is not None and first.path == second.path \
+        and second.start_byte > first.start_byte
 
 
 def _encoder_decoder(facts: EntryFacts, candidates: Candidates) -> None:

@@ -141,8 +141,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         code_settings(build.facts, {}, build.candidates)
         build.compute_metrics = compute_metrics(build.facts, None)  # the recipe's values decide its branches
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
-    flags = command_flags(build.facts, flags, positionals)
-    build.flag_spellings = flag_spellings(flags)
+    build.flag_spellings = flag_spellings(build.facts, flags)
+    flags = command_flags(build.facts, flags, positionals, build.flag_spellings)
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
     gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
     if not (gone_distributed or looks_like_training(flags, build.facts)):
