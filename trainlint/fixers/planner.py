@@ -26,6 +26,7 @@ from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_valu
 from trainlint.fixers.editors.common import ComputedValue
 from trainlint.fixers.edits import by_path, collide
 from trainlint.fixers.shared_configs import CONFIG_KINDS, OutsideReaders, outside_readers_problem
+from trainlint.fixers.sibling_configs import ZERO_KNOBS, sibling_config
 from trainlint.formats import FileKind
 from trainlint.knobs import K
 from trainlint.linter import LintResult
@@ -138,12 +139,41 @@ class Planner:
         fix = port_fix(run, chosen)
         finding = replace(finding, fix=fix)
         try:
-            edits = _merged_insertions(self._change_edits(finding))
-            _check_consistent(edits)
-            self._check_outside_readers(finding, edits)
+            return PlannedFix(finding, self._port_edits(finding), fix.applicability)
         except Refused as refusal:
+            # A shared DeepSpeed config: the repository may hold the one the plan needs beside it.
+            swapped = self._through_sibling_config(run, finding, chosen)
+            if swapped is not None:
+                try:
+                    return PlannedFix(finding, self._port_edits(swapped), fix.applicability)
+                except Refused:
+                    pass
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
-        return PlannedFix(finding, tuple(edits), fix.applicability)
+
+    def _port_edits(self, finding: Finding) -> Tuple[Edit, ...]:
+        edits = _merged_insertions(self._change_edits(finding))
+        _check_consistent(edits)
+        self._check_outside_readers(finding, edits)
+        return tuple(edits)
+
+    def _through_sibling_config(self, run: TrainingRun, finding: Finding, chosen: Plan) -> Optional[Finding]:
+        """The finding with its ZeRO changes made by pointing the job's `--deepspeed` at a config beside its own
+        that holds them (sibling_configs), the path written as before with the file name changed."""
+        changes = finding.fix.changes
+        planned = {change.knob: change.new for change in changes if change.knob in ZERO_KNOBS}
+        written, stage = run.setting(K.DEEPSPEED), run.setting(K.ZERO_STAGE)
+        if not planned or self.result.target is None or written is None or not isinstance(written.value, str) \
+                or stage is None or stage.origin is None:
+            return None
+        current = Path(stage.origin.path).name
+        if Path(written.value).name != current:
+            return None
+        sibling = sibling_config(run, planned, chosen.overrides, self.result.target.gpu)
+        if sibling is None:
+            return None
+        path = written.value[:len(written.value) - len(current)] + sibling.name
+        kept = tuple(change for change in changes if change.knob not in ZERO_KNOBS)
+        return replace(finding, fix=replace(finding.fix, changes=(*kept, KnobChange(K.DEEPSPEED, written.value, path))))
 
     # ------------------------------------------------------------ findings
     def plan(self, finding: Finding) -> Optional[PlannedFix]:

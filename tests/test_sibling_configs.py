@@ -1,0 +1,68 @@
+"""A port that needs another ZeRO stage or an offload, for a job whose DeepSpeed config other jobs share: the config
+cannot be edited for that job alone, so the job's `--deepspeed` is pointed at a config beside it that holds the
+planned settings and nothing else of the training changed (LLaVA's zero2.json, zero3.json, zero3_offload.json)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from trainlint.fixers.sibling_configs import sibling_config
+from trainlint.linter import lint, make_target
+from trainlint.memory import find_gpu
+from trainlint.memory.plans import chosen_plan
+
+SAMPLES = Path(__file__).parent / "samples" / "sibling_configs"
+PORT = ("--gpu", "a100-40gb", "--num-gpus", "8")
+
+
+def _repo(tmp_path):
+    shutil.copytree(SAMPLES, tmp_path / "repo")
+    return tmp_path / "repo"
+
+
+def test_the_launch_is_pointed_at_the_sibling_that_holds_the_plan(cli, tmp_path):
+    repo = _repo(tmp_path)
+    shared = (repo / "scripts" / "zero2.json").read_bytes()
+    code, out, err = cli.run(repo, "fix", *PORT)
+    assert code in (0, 1), err
+    for name in ("finetune_13b.sh", "finetune_13b_long.sh"):
+        assert "    --deepspeed ./scripts/zero3_offload.json \\" in (repo / "scripts" / name).read_text().splitlines()
+    assert (repo / "scripts" / "zero2.json").read_bytes() == shared  # the shared config is left as it is
+    code, out, err = cli.run(repo, "check", *PORT, "--output-format", "concise", "--select", "TL108")
+    assert "TL108" not in out
+
+
+def test_a_sibling_that_changes_more_than_zero_is_not_taken(cli, tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "scripts" / "zero3_offload.json").unlink()
+    # zero3_fp32_optimizer.json shards as planned but brings its own optimizer: the training would change.
+    (repo / "scripts" / "zero3_fp32_optimizer.json").write_text(
+        (repo / "scripts" / "zero3_fp32_optimizer.json").read_text().replace(
+            '"zero_optimization": {"stage": 3}',
+            '"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}'))
+    before = (repo / "scripts" / "finetune_13b.sh").read_text()
+    code, out, err = cli.run(repo, "fix", *PORT)
+    assert (repo / "scripts" / "finetune_13b.sh").read_text() == before
+    assert "zero_stage is written at scripts/zero2.json:8:18, which other jobs or settings also use" in out + err
+
+
+def test_a_sibling_at_another_stage_is_not_taken(cli, tmp_path):
+    repo = _repo(tmp_path)
+    # Offloading the optimizer with ZeRO-2 only: not what the plan asks for (ZeRO-3).
+    offload = repo / "scripts" / "zero3_offload.json"
+    offload.write_text(offload.read_text().replace('"stage": 3,', '"stage": 2,'))
+    before = (repo / "scripts" / "finetune_13b.sh").read_text()
+    cli.run(repo, "fix", *PORT)
+    assert (repo / "scripts" / "finetune_13b.sh").read_text() == before
+
+
+def test_a_sibling_with_which_the_job_would_not_fit_is_not_taken(monkeypatch):
+    monkeypatch.chdir(SAMPLES)
+    target = make_target(gpu="a100-40gb", num_gpus=8)
+    run = next(run for run in lint([Path("scripts/finetune_13b.sh")], target).scan.runs)
+    plan = chosen_plan(run, target.gpu, 8)
+    assert plan.overrides == {"zero_stage": 3, "offload_optimizer": "cpu"}
+    planned = dict(plan.overrides)
+    assert sibling_config(run, planned, plan.overrides, target.gpu) == Path("scripts/zero3_offload.json")
+    # the same settings on a 16 GB card: the job would not fit with them, so no sibling is proposed
+    assert sibling_config(run, planned, plan.overrides, find_gpu("t4")) is None
