@@ -66,3 +66,20 @@ def test_a_sibling_with_which_the_job_would_not_fit_is_not_taken(monkeypatch):
     assert sibling_config(run, planned, plan.overrides, target.gpu) == Path("scripts/zero3_offload.json")
     # the same settings on a 16 GB card: the job would not fit with them, so no sibling is proposed
     assert sibling_config(run, planned, plan.overrides, find_gpu("t4")) is None
+
+
+def test_a_sibling_that_offloads_more_than_planned_is_taken_and_cpu_offload_true_is_the_cpu(tmp_path, monkeypatch):
+    repo = _repo(tmp_path)
+    offload = repo / "scripts" / "zero3_offload.json"
+    # the optimizer in DeepSpeed's older spelling, the parameters offloaded too: more on the CPU than planned
+    offload.write_text(offload.read_text().replace('"offload_optimizer": {"device": "cpu", "pin_memory": true},',
+                                                   '"cpu_offload": true,\n        "offload_param": {"device": "cpu"},'))
+    monkeypatch.chdir(repo)
+    target = make_target(gpu="a100-40gb", num_gpus=8)
+    run = next(run for run in lint([Path("scripts/finetune_13b.sh")], target).scan.runs)
+    plan = chosen_plan(run, target.gpu, 8)
+    assert sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu) == Path("scripts/zero3_offload.json")
+    # an NVMe offload needs a path on the machine: not proposed
+    offload.write_text(offload.read_text().replace('"offload_param": {"device": "cpu"}',
+                                                   '"offload_param": {"device": "nvme"}'))
+    assert sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu) is None

@@ -4,9 +4,9 @@ config a port needs beside it: LLaVA's `zero2.json`, `zero3.json` and `zero3_off
 that job alone.
 
 A sibling qualifies when every key outside `zero_optimization` is the same as in the job's config (precision, the
-optimizer, the batch keys: what the training computes), its stage and offload devices are the ones the plan asks
-for, and the job still fits with the sibling's ZeRO settings (bucket sizes differ between such files) and the plan's
-other changes. Of several, the first by name is taken."""
+optimizer, the batch keys: what the training computes), it shards at the planned stage and offloads to the CPU at
+least what the plan offloads, and the job still fits with the sibling's ZeRO settings (bucket sizes differ between
+such files) and the plan's other changes. Of several, the first by name is taken."""
 from __future__ import annotations
 
 import os
@@ -23,6 +23,8 @@ from trainlint.readers.facts import ConfigFile
 # The knobs a sibling config may set differently: how ZeRO shards and offloads. Everything else must match.
 ZERO_KNOBS = frozenset({K.ZERO_STAGE, K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM})
 _ZERO_BLOCK = "zero_optimization."
+# Offload values that name a device by another word (DeepSpeed's older `cpu_offload: true`).
+_OFFLOAD_WORDS = {"true": "cpu", "false": "none", "": "none"}
 # A folder of configs this large is no config folder (a data folder): not searched.
 _MAX_SIBLINGS = 64
 
@@ -44,12 +46,36 @@ def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Ma
         if config.diagnostics or _outside_zero(config) != _outside_zero(current):
             continue
         values = _deepspeed_knobs(config)
-        if not all(same_value(values.get(name, knob(name).default), value) is True
-                   for name, value in planned.items()):
+        for name in ZERO_KNOBS:
+            values.setdefault(name, knob(name).default)
+        for name in (K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM):
+            values[name] = _device(values[name])
+        if not _gives(values, planned):
             continue
         if estimate(run, gpu, {**overrides, **values}).fits:
             return candidate
     return None
+
+
+def _gives(values: Mapping[str, Value], planned: Mapping[str, Value]) -> bool:
+    """The sibling shards at the planned stage and offloads at least what the plan offloads, to the CPU (an
+    NVMe offload needs a path on the machine): more offload moves more to the CPU, slower but no bigger."""
+    stage = planned.get(K.ZERO_STAGE)
+    if stage is not None and same_value(values[K.ZERO_STAGE], stage) is not True:
+        return False
+    for name in (K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM):
+        device = _device(values[name])
+        if device not in ("none", "cpu"):
+            return False
+        if _device(planned.get(name)) == "cpu" and device != "cpu":
+            return False
+    return True
+
+
+def _device(value: Value) -> str:
+    """An offload device as written (`cpu_offload: true` offloads to the CPU)."""
+    written = str(value).strip().lower() if value is not None else "none"
+    return _OFFLOAD_WORDS.get(written, written)
 
 
 def _candidates(current: Path) -> List[Path]:
