@@ -32,6 +32,12 @@ def test_the_launch_is_pointed_at_the_sibling_that_holds_the_plan(cli, tmp_path)
     assert "TL108" not in out
 
 
+def test_the_fix_names_the_edit_it_makes_and_the_plan_behind_it(cli, tmp_path):
+    code, out, err = cli.run(_repo(tmp_path), "check", *PORT)
+    assert ("= fix (safe): deepspeed ./scripts/zero2.json → ./scripts/zero3_offload.json — port plan: ZeRO-2 -> "
+            "ZeRO-3; optimizer states offloaded to CPU") in out
+
+
 def test_a_sibling_that_changes_more_than_zero_is_not_taken(cli, tmp_path):
     repo = _repo(tmp_path)
     (repo / "scripts" / "zero3_offload.json").unlink()

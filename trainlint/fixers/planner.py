@@ -145,7 +145,7 @@ class Planner:
             swapped = self._through_sibling_config(run, finding, chosen)
             if swapped is not None:
                 try:
-                    return PlannedFix(finding, self._port_edits(swapped), fix.applicability)
+                    return PlannedFix(swapped, self._port_edits(swapped), fix.applicability)
                 except Refused:
                     pass
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
