@@ -89,3 +89,21 @@ def test_a_sibling_that_offloads_more_than_planned_is_taken_and_cpu_offload_true
     offload.write_text(offload.read_text().replace('"offload_param": {"device": "cpu"}',
                                                    '"offload_param": {"device": "nvme"}'))
     assert sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu) is None
+
+
+def test_a_sibling_at_another_stage_than_the_jobs_own_is_not_taken_when_the_plan_keeps_the_stage(tmp_path, monkeypatch):
+    repo = _repo(tmp_path)
+    # The job already shards at ZeRO-3 in a shared config; the plan only adds the optimizer offload.
+    for name in ("finetune_13b.sh", "finetune_13b_long.sh"):
+        launcher = repo / "scripts" / name
+        launcher.write_text(launcher.read_text().replace("zero2.json", "zero3.json"))
+    zero2 = repo / "scripts" / "zero2.json"
+    offload = '"stage": 2,\n        "offload_optimizer": {"device": "cpu"},'
+    zero2.write_text(zero2.read_text().replace('"stage": 2,', offload))
+    (repo / "scripts" / "zero3_offload.json").unlink()
+    monkeypatch.chdir(repo)
+    target = make_target(gpu="a100-80gb", num_gpus=8)
+    run = next(run for run in lint([Path("scripts/finetune_13b_long.sh")], target).scan.runs)
+    # zero2.json offloads as planned, and the job would even fit an 80 GB card with it, but at ZeRO-2: pointing the
+    # job there would unshard its weights, which the plan never asked for
+    assert sibling_config(run, {"offload_optimizer": "cpu"}, {"offload_optimizer": "cpu"}, target.gpu) is None

@@ -41,6 +41,8 @@ def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Ma
     current = read_json_config(current_path)
     if current.diagnostics:
         return None
+    # The stage stays as it is unless the plan changes it.
+    planned = {K.ZERO_STAGE: stage.value, **planned}
     for candidate in _candidates(current_path):
         config = read_json_config(candidate)
         if config.diagnostics or _outside_zero(config) != _outside_zero(current):
@@ -60,8 +62,7 @@ def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Ma
 def _gives(values: Mapping[str, Value], planned: Mapping[str, Value]) -> bool:
     """The sibling shards at the planned stage and offloads at least what the plan offloads, to the CPU (an
     NVMe offload needs a path on the machine): more offload moves more to the CPU, slower but no bigger."""
-    stage = planned.get(K.ZERO_STAGE)
-    if stage is not None and same_value(values[K.ZERO_STAGE], stage) is not True:
+    if same_value(values[K.ZERO_STAGE], planned[K.ZERO_STAGE]) is not True:
         return False
     for name in (K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM):
         device = _device(values[name])
