@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from trainlint.fixers.engine import plan_fixes
 from trainlint.fixers.sibling_configs import sibling_config
 from trainlint.linter import lint, make_target
 from trainlint.memory import find_gpu
 from trainlint.memory.plans import chosen_plan
+from trainlint.readers.source import safe_resolve
 
 SAMPLES = Path(__file__).parent / "samples" / "sibling_configs"
 PORT = ("--gpu", "a100-40gb", "--num-gpus", "8")
@@ -107,3 +109,14 @@ def test_a_sibling_at_another_stage_than_the_jobs_own_is_not_taken_when_the_plan
     # zero2.json offloads as planned, and the job would even fit an 80 GB card with it, but at ZeRO-2: pointing the
     # job there would unshard its weights, which the plan never asked for
     assert sibling_config(run, {"offload_optimizer": "cpu"}, {"offload_optimizer": "cpu"}, target.gpu) is None
+
+
+def test_a_config_an_earlier_round_of_the_fix_rewrote_is_no_sibling(monkeypatch):
+    # What such a file holds now was planned for other jobs (Qwen3-VL: a zero2.json ported to ZeRO-3 for its one job).
+    monkeypatch.chdir(SAMPLES)
+    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
+    fresh = [plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"]
+    assert len(fresh) == 2 and all(plan.edits for plan in fresh)
+    rewritten = frozenset({safe_resolve(Path("scripts/zero3_offload.json"))})
+    later = [plan for plan in plan_fixes(result, unsafe=False, edited=rewritten) if plan.code == "TL108"]
+    assert len(later) == 2 and not any(plan.edits for plan in later)

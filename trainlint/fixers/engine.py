@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from trainlint.checks.tl304_broken_line_continuation import BrokenLineContinuation
 from trainlint.core import Applicability, Finding, Isolation, TrainingRun, Unknown, Value
@@ -44,17 +44,19 @@ def read_disk(path: str) -> Optional[bytes]:
 
 
 # ------------------------------------------------------------------ planning
-def _planner(result: LintResult, read: Optional[Reader]) -> Planner:
-    planner = Planner(result)
+def _planner(result: LintResult, read: Optional[Reader], edited: FrozenSet[Path] = frozenset()) -> Planner:
+    planner = Planner(result, edited)
     if read is not None:
         planner.read = read  # the files as this round sees them (in memory under --diff)
     return planner
 
 
-def plan_fixes(result: LintResult, unsafe: bool, read: Optional[Reader] = None) -> List[PlannedFix]:
+def plan_fixes(result: LintResult, unsafe: bool, read: Optional[Reader] = None,
+               edited: FrozenSet[Path] = frozenset()) -> List[PlannedFix]:
     """A plan for every finding that carries a fix, those that would be applied first (safe ones,
-    then unsafe ones when `unsafe`), so that when two collide the safer one wins."""
-    planner = _planner(result, read)
+    then unsafe ones when `unsafe`), so that when two collide the safer one wins. `edited`: the files earlier
+    rounds of this fix rewrote (resolved)."""
+    planner = _planner(result, read, edited)
     plans = [plan for plan in (planner.plan(f) for f in result.findings) if plan is not None]
     return sorted(plans, key=lambda p: (not p.applies(unsafe), -p.applicability.rank))
 
@@ -216,7 +218,7 @@ class _MemoryFiles:
 
     def plan(self, result: LintResult, unsafe: bool) -> List[PlannedFix]:
         with reading_overlay(self.contents):  # the planner re-reads launchers too
-            return plan_fixes(result, unsafe, self.read)
+            return plan_fixes(result, unsafe, self.read, frozenset(self.contents))
 
     def commit(self, contents: Dict[Path, bytes], originals: Dict[Path, bytes], scan_stamps) -> None:
         for path, data in contents.items():
@@ -235,6 +237,7 @@ class _DiskFiles:
         self.lock_wait = lock_wait
         self.lock: Optional[TreeLock] = None
         self.notes: List[str] = []
+        self.written: Set[Path] = set()  # resolved: the files earlier rounds rewrote
 
     read = staticmethod(read_disk)
 
@@ -242,9 +245,8 @@ class _DiskFiles:
     def lint(lint: Callable[[], LintResult]) -> LintResult:
         return lint()
 
-    @staticmethod
-    def plan(result: LintResult, unsafe: bool) -> List[PlannedFix]:
-        return plan_fixes(result, unsafe, read_disk)
+    def plan(self, result: LintResult, unsafe: bool) -> List[PlannedFix]:
+        return plan_fixes(result, unsafe, read_disk, frozenset(self.written))
 
     def _tree(self, paths: Sequence[Path]) -> List[Path]:
         if self.roots is None:
@@ -264,6 +266,7 @@ class _DiskFiles:
             self.notes.extend(recover_locked(roots[0]))
         Transaction(roots[0], roots).apply(
             [FileChange(path, originals[path], data) for path, data in contents.items()])
+        self.written.update(safe_resolve(path) for path in contents)
 
     def close(self) -> None:
         if self.lock is not None:

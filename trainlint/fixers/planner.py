@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from trainlint.checks._deepspeed_keys import batch_key_changes
 from trainlint.core import (
@@ -100,8 +100,11 @@ class _FileCache:
 class Planner:
     """Plans every finding of one lint result against the files as they are now."""
 
-    def __init__(self, result: LintResult) -> None:
+    def __init__(self, result: LintResult, edited: FrozenSet[Path] = frozenset()) -> None:
         self.result = result
+        # Files earlier rounds of this fix rewrote (resolved): no sibling config to point a job at, since what they
+        # hold now was planned for other jobs.
+        self.edited = edited
         self.runs: Dict[str, TrainingRun] = {run.id: run for run in result.scan.runs}
         self.read = _FileCache()
         self._ports: Dict[str, Optional[PortPlan]] = {}
@@ -168,7 +171,7 @@ class Planner:
         current = Path(stage.origin.path).name
         if Path(written.value).name != current:
             return None
-        sibling = sibling_config(run, planned, chosen.overrides, self.result.target.gpu)
+        sibling = sibling_config(run, planned, chosen.overrides, self.result.target.gpu, self.edited)
         if sibling is None:
             return None
         path = written.value[:len(written.value) - len(current)] + sibling.name

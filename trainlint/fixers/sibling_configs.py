@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import AbstractSet, Dict, List, Mapping, Optional
 
 from trainlint.core import FileKind, SourceKind, TrainingRun, Value, file_kind
 from trainlint.fixers.editors import same_value
@@ -19,6 +19,7 @@ from trainlint.knobs import DEEPSPEED, K, knob, knob_for
 from trainlint.memory import Gpu, estimate
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile
+from trainlint.readers.source import safe_resolve
 
 # The knobs a sibling config may set differently: how ZeRO shards and offloads. Everything else must match.
 ZERO_KNOBS = frozenset({K.ZERO_STAGE, K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM})
@@ -30,9 +31,10 @@ _MAX_SIBLINGS = 64
 
 
 def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Mapping[str, Value],
-                   gpu: Gpu) -> Optional[Path]:
+                   gpu: Gpu, excluded: AbstractSet[Path] = frozenset()) -> Optional[Path]:
     """A JSON config beside the job's DeepSpeed config that gives the `planned` ZeRO values (knob -> value) with
-    nothing else of the training changed, and with which the job fits `gpu` under the plan's `overrides`."""
+    nothing else of the training changed, and with which the job fits `gpu` under the plan's `overrides`. Files in
+    `excluded` (resolved: those this fix rewrote for other jobs) are not taken."""
     stage = run.setting(K.ZERO_STAGE)
     if stage is None or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
             or file_kind(stage.origin.path) != FileKind.JSON:
@@ -44,6 +46,8 @@ def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Ma
     # The stage stays as it is unless the plan changes it.
     planned = {K.ZERO_STAGE: stage.value, **planned}
     for candidate in _candidates(current_path):
+        if safe_resolve(candidate) in excluded:
+            continue
         config = read_json_config(candidate)
         if config.diagnostics or _outside_zero(config) != _outside_zero(current):
             continue
