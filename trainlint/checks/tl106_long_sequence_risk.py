@@ -51,8 +51,9 @@ class LongSequenceRisk(Rule):
     Use instead a shorter limit, gradient checkpointing, or sequence parallelism.
 
     ## Fix safety
-    Display-only: a shorter limit truncates training samples (the data changes), and the other
-    remedies need a person's choice.
+    `trainlint fix` applies the job's port plan when one fits (docs/planner.md): safe when it keeps what is
+    trained and the global batch, unsafe when it does not (LoRA, a shorter limit). Otherwise display-only: a
+    shorter limit truncates training samples (the data changes), and the other remedies need a person's choice.
     """
 
     code = "TL106"

@@ -57,8 +57,9 @@ class ModelStatesExceedGpu(Rule):
     config, CPU offload of the optimizer, or LoRA.
 
     ## Fix safety
-    Display-only: each remedy (ZeRO-3, offload, LoRA, a smaller model) changes speed, hardware needs or
-    what is trained, and needs a person's choice.
+    `trainlint fix` applies the job's port plan when one fits (docs/planner.md): safe when it keeps what is
+    trained and the global batch, unsafe when it does not (LoRA, a shorter limit). Otherwise display-only: each
+    remedy (ZeRO-3, offload, LoRA, a smaller model) then needs a person's choice.
     """
 
     code = "TL108"

@@ -80,8 +80,9 @@ class JobExceedsGpu(Rule):
     optimizer states. Use instead ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters.
 
     ## Fix safety
-    Display-only: every remedy (more sharding, offload, LoRA, more GPUs) changes speed, hardware
-    needs or what is trained, and needs a person's choice.
+    `trainlint fix` applies the job's port plan when one fits (docs/planner.md): safe when it keeps what is
+    trained and the global batch, unsafe when it does not (LoRA, a shorter limit). Otherwise display-only: the
+    remedies it names (more sharding, offload, LoRA, more GPUs) need a person's choice.
     """
 
     code = "TL111"
@@ -89,8 +90,9 @@ class JobExceedsGpu(Rule):
     severity = Severity.ERROR
     summary = "The whole training step does not fit the GPU, and no single setting explains it"
     examples = (
-        Example("a 7B full fine-tune at micro-batch 1 with ZeRO-2 on eight 32 GB V100s",
-                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb"), at="finetune.sh:4:26"),
+        Example("a 7B full fine-tune at micro-batch 1 with ZeRO-2 on eight 32 GB V100s: the port plan is ZeRO-3",
+                job(_FLAGS, extra={"zero2.json": _ZERO2}), True, ("--gpu", "v100-32gb"), at="finetune.sh:4:26",
+                fixed={"zero2.json": _ZERO2.replace('"stage": 2', '"stage": 3')}),
         Example("the same job on 80 GB cards",
                 job(_FLAGS, extra={"zero2.json": _ZERO2}), False, ("--gpu", "a100-80gb")),
         Example("the same job with its ZeRO stage read from the environment: no verdict",
