@@ -400,3 +400,15 @@ def test_docowl_story_a100_launcher_moves_to_fp16_for_v100(tmp_path, cli):
     [run] = document["runs"]
     assert run["settings"]["bf16"]["value"] is False and run["settings"]["fp16"]["value"] is True
     assert not [f for f in document["findings"] if f["code"] == "TL203"]
+
+
+def test_a_recipe_key_no_framework_has_is_named_as_a_recipe_key(tmp_path, cli):
+    # axolotl trains LoRA with `adapter: lora` and keys of its own: a plan of LoRA adapters is left to a person, and
+    # the reason speaks of the recipe, not of a command line.
+    (tmp_path / "fft.yml").write_text(
+        "base_model: NousResearch/Llama-2-7b-hf\ndatasets:\n  - path: mhenrichsen/alpaca_2k_test\n    type: alpaca\n"
+        "sequence_len: 4096\nsample_packing: true\nmicro_batch_size: 1\ngradient_accumulation_steps: 4\n"
+        "num_epochs: 1\noptimizer: adamw_torch\nlearning_rate: 0.00002\nbf16: true\ngradient_checkpointing: true\n"
+        "flash_attention: true\n")
+    code, out, err = cli.run(tmp_path, "fix", "--diff", "--unsafe-fixes", "--gpu", "a100-40gb", "fft.yml")
+    assert "fft.yml:1:13: TL108 no recipe key sets `lora`" in out + err

@@ -45,13 +45,14 @@ def read_or_refuse(read: ReadBytes, path: str) -> bytes:
     return data
 
 
-def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS, guess: bool = True) -> str:
+def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS, guess: bool = True,
+             place: str = "command-line flag") -> str:
     """The name to write: the first spelling of the knob the entry point accepts. When the parser's flags are
     not all known, a spelling the script defines itself, else a TrainingArguments field; else the knob's first
     spelling if `guess` (a recipe's key), or refused: a flag the script does not take stops the launch."""
     names = knob_spec(knob_name).spellings.get(namespace, ())
     if not names:
-        raise Refused(f"no command-line flag sets `{knob_name}`")
+        raise Refused(f"no {place} sets `{knob_name}`")
     accepted = run.facts.accepted_flags
     if accepted is None:
         own = run.facts.own_flags

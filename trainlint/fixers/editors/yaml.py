@@ -65,7 +65,7 @@ def insert_key(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes, pa
     path = path or run.origin.path
     data = read_or_refuse(read, path)
     namespace = AXOLOTL if run.launcher == Launcher.AXOLOTL else ARGS
-    key = spelling(run, knob_name, namespace)
+    key = spelling(run, knob_name, namespace, place="recipe key")
     newline = line_ending(data)
     try:
         value = yaml_value("", new)
