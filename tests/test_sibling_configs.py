@@ -52,6 +52,8 @@ def test_a_sibling_that_changes_more_than_zero_is_not_taken(cli, tmp_path):
     code, out, err = cli.run(repo, "fix", *PORT)
     assert (repo / "scripts" / "finetune_13b.sh").read_text() == before
     assert "zero_stage is written at scripts/zero2.json:8:18, which other jobs or settings also use" in out + err
+    # the person is told of the file that holds the plan, and of what else it would change
+    assert "(scripts/zero3_fp32_optimizer.json holds the plan, but also changes fp16, optimizer)" in out + err
 
 
 def test_a_sibling_at_another_stage_is_not_taken(cli, tmp_path):
@@ -71,9 +73,9 @@ def test_a_sibling_with_which_the_job_would_not_fit_is_not_taken(monkeypatch):
     plan = chosen_plan(run, target.gpu, 8)
     assert plan.overrides == {"zero_stage": 3, "offload_optimizer": "cpu"}
     planned = dict(plan.overrides)
-    assert sibling_config(run, planned, plan.overrides, target.gpu) == Path("scripts/zero3_offload.json")
+    assert sibling_config(run, planned, plan.overrides, target.gpu).found == Path("scripts/zero3_offload.json")
     # the same settings on a 16 GB card: the job would not fit with them, so no sibling is proposed
-    assert sibling_config(run, planned, plan.overrides, find_gpu("t4")) is None
+    assert sibling_config(run, planned, plan.overrides, find_gpu("t4")).found is None
 
 
 def test_a_sibling_that_offloads_more_than_planned_is_taken_and_cpu_offload_true_is_the_cpu(tmp_path, monkeypatch):
@@ -86,11 +88,12 @@ def test_a_sibling_that_offloads_more_than_planned_is_taken_and_cpu_offload_true
     target = make_target(gpu="a100-40gb", num_gpus=8)
     run = next(run for run in lint([Path("scripts/finetune_13b.sh")], target).scan.runs)
     plan = chosen_plan(run, target.gpu, 8)
-    assert sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu) == Path("scripts/zero3_offload.json")
+    found = sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu).found
+    assert found == Path("scripts/zero3_offload.json")
     # an NVMe offload needs a path on the machine: not proposed
     offload.write_text(offload.read_text().replace('"offload_param": {"device": "cpu"}',
                                                    '"offload_param": {"device": "nvme"}'))
-    assert sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu) is None
+    assert sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu).found is None
 
 
 def test_a_sibling_at_another_stage_than_the_jobs_own_is_not_taken_when_the_plan_keeps_the_stage(tmp_path, monkeypatch):
@@ -108,7 +111,7 @@ def test_a_sibling_at_another_stage_than_the_jobs_own_is_not_taken_when_the_plan
     run = next(run for run in lint([Path("scripts/finetune_13b_long.sh")], target).scan.runs)
     # zero2.json offloads as planned, and the job would even fit an 80 GB card with it, but at ZeRO-2: pointing the
     # job there would unshard its weights, which the plan never asked for
-    assert sibling_config(run, {"offload_optimizer": "cpu"}, {"offload_optimizer": "cpu"}, target.gpu) is None
+    assert sibling_config(run, {"offload_optimizer": "cpu"}, {"offload_optimizer": "cpu"}, target.gpu).found is None
 
 
 def test_a_config_an_earlier_round_of_the_fix_rewrote_is_no_sibling(monkeypatch):

@@ -145,13 +145,13 @@ class Planner:
             return PlannedFix(finding, self._port_edits(finding), fix.applicability)
         except Refused as refusal:
             # A shared DeepSpeed config: the repository may hold the one the plan needs beside it.
-            swapped = self._through_sibling_config(run, finding, chosen)
+            swapped, near = self._through_sibling_config(run, finding, chosen)
             if swapped is not None:
                 try:
                     return PlannedFix(swapped, self._port_edits(swapped), fix.applicability)
                 except Refused:
                     pass
-            return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, str(refusal))
+            return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, f"{refusal}{near}")
 
     def _port_edits(self, finding: Finding) -> Tuple[Edit, ...]:
         edits = _merged_insertions(self._change_edits(finding))
@@ -159,24 +159,29 @@ class Planner:
         self._check_outside_readers(finding, edits)
         return tuple(edits)
 
-    def _through_sibling_config(self, run: TrainingRun, finding: Finding, chosen: Plan) -> Optional[Finding]:
+    def _through_sibling_config(self, run: TrainingRun, finding: Finding,
+                                chosen: Plan) -> Tuple[Optional[Finding], str]:
         """The finding with its ZeRO changes made by pointing the job's `--deepspeed` at a config beside its own
-        that holds them (sibling_configs), the path written as before with the file name changed."""
+        that holds them (sibling_configs), the path written as before with the file name changed; or, when none
+        may be taken, a note on one that holds the plan but changes more."""
         changes = finding.fix.changes
         planned = {change.knob: change.new for change in changes if change.knob in ZERO_KNOBS}
         written, stage = run.setting(K.DEEPSPEED), run.setting(K.ZERO_STAGE)
         if not planned or self.result.target is None or written is None or not isinstance(written.value, str) \
                 or stage is None or stage.origin is None:
-            return None
+            return None, ""
         current = Path(stage.origin.path).name
         if Path(written.value).name != current:
-            return None
-        sibling = sibling_config(run, planned, chosen.overrides, self.result.target.gpu, self.edited)
-        if sibling is None:
-            return None
-        path = written.value[:len(written.value) - len(current)] + sibling.name
+            return None, ""
+        search = sibling_config(run, planned, chosen.overrides, self.result.target.gpu, self.edited)
+        if search.found is None:
+            near = f" ({search.near} holds the plan, but also changes {', '.join(search.differs_in)})" \
+                if search.near is not None else ""
+            return None, near
+        path = written.value[:len(written.value) - len(current)] + search.found.name
         kept = tuple(change for change in changes if change.knob not in ZERO_KNOBS)
-        return replace(finding, fix=replace(finding.fix, changes=(*kept, KnobChange(K.DEEPSPEED, written.value, path))))
+        fix = replace(finding.fix, changes=(*kept, KnobChange(K.DEEPSPEED, written.value, path)))
+        return replace(finding, fix=fix), ""
 
     # ------------------------------------------------------------ findings
     def plan(self, finding: Finding) -> Optional[PlannedFix]:

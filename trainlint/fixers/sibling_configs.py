@@ -10,8 +10,9 @@ such files) and the plan's other changes. Of several, the first by name is taken
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import AbstractSet, Dict, List, Mapping, Optional
+from typing import AbstractSet, Dict, List, Mapping, Optional, Tuple
 
 from trainlint.core import FileKind, SourceKind, TrainingRun, Value, file_kind
 from trainlint.fixers.editors import same_value
@@ -26,41 +27,64 @@ ZERO_KNOBS = frozenset({K.ZERO_STAGE, K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM})
 _ZERO_BLOCK = "zero_optimization."
 # Offload values that name a device by another word (DeepSpeed's older `cpu_offload: true`).
 _OFFLOAD_WORDS = {"true": "cpu", "false": "none", "": "none"}
+_ABSENT = object()
+# DeepSpeed keys that only log or profile: they change nothing the training computes.
+_REPORTING_KEYS = frozenset({"steps_per_print", "wall_clock_breakdown", "memory_breakdown", "dump_state",
+                             "flops_profiler", "tensorboard", "wandb", "csv_monitor", "comms_logger"})
 # A folder of configs this large is no config folder (a data folder): not searched.
 _MAX_SIBLINGS = 64
 
 
+@dataclass(frozen=True)
+class SiblingSearch:
+    """The sibling to point the job at, if any; else the first that holds the plan but changes other keys too (by
+    their top-level names), for a person to weigh."""
+
+    found: Optional[Path] = None
+    near: Optional[Path] = None
+    differs_in: Tuple[str, ...] = ()
+
+
 def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Mapping[str, Value],
-                   gpu: Gpu, excluded: AbstractSet[Path] = frozenset()) -> Optional[Path]:
+                   gpu: Gpu, excluded: AbstractSet[Path] = frozenset()) -> SiblingSearch:
     """A JSON config beside the job's DeepSpeed config that gives the `planned` ZeRO values (knob -> value) with
     nothing else of the training changed, and with which the job fits `gpu` under the plan's `overrides`. Files in
     `excluded` (resolved: those this fix rewrote for other jobs) are not taken."""
     stage = run.setting(K.ZERO_STAGE)
     if stage is None or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
             or file_kind(stage.origin.path) != FileKind.JSON:
-        return None
+        return SiblingSearch()
     current_path = Path(stage.origin.path)
     current = read_json_config(current_path)
     if current.diagnostics:
-        return None
+        return SiblingSearch()
     # The stage stays as it is unless the plan changes it.
     planned = {K.ZERO_STAGE: stage.value, **planned}
+    near: Optional[SiblingSearch] = None
     for candidate in _candidates(current_path):
         if safe_resolve(candidate) in excluded:
             continue
         config = read_json_config(candidate)
-        if config.diagnostics or _outside_zero(config) != _outside_zero(current):
+        if config.diagnostics:
             continue
         values = _deepspeed_knobs(config)
         for name in ZERO_KNOBS:
             values.setdefault(name, knob(name).default)
         for name in (K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM):
             values[name] = _device(values[name])
-        if not _gives(values, planned):
+        if not _gives(values, planned) or not estimate(run, gpu, {**overrides, **values}).fits:
             continue
-        if estimate(run, gpu, {**overrides, **values}).fits:
-            return candidate
-    return None
+        differs = _differing_keys(_outside_zero(current), _outside_zero(config))
+        if not differs:
+            return SiblingSearch(candidate)
+        near = near or SiblingSearch(None, candidate, differs)
+    return near or SiblingSearch()
+
+
+def _differing_keys(current: Mapping[str, Value], other: Mapping[str, Value]) -> Tuple[str, ...]:
+    """The top-level keys (`scheduler`, `gradient_clipping`) under which two configs' values differ, in order."""
+    keys = [key for key in {**current, **other} if current.get(key, _ABSENT) != other.get(key, _ABSENT)]
+    return tuple(dict.fromkeys(key.split(".", 1)[0] for key in sorted(keys)))
 
 
 def _gives(values: Mapping[str, Value], planned: Mapping[str, Value]) -> bool:
@@ -97,7 +121,9 @@ def _candidates(current: Path) -> List[Path]:
 
 
 def _outside_zero(config: ConfigFile) -> Dict[str, Value]:
-    return {key: setting.value for key, setting in config.values.items() if not key.startswith(_ZERO_BLOCK)}
+    """The config's values that must match: all but its ZeRO block and what only logs or profiles."""
+    return {key: setting.value for key, setting in config.values.items()
+            if not key.startswith(_ZERO_BLOCK) and key.split(".", 1)[0] not in _REPORTING_KEYS}
 
 
 def _deepspeed_knobs(config: ConfigFile) -> Dict[str, Value]:
