@@ -4,9 +4,11 @@ config a port needs beside it: LLaVA's `zero2.json`, `zero3.json` and `zero3_off
 that job alone.
 
 A sibling qualifies when every key outside `zero_optimization` is the same as in the job's config (precision, the
-optimizer, the batch keys: what the training computes), it shards at the planned stage and offloads to the CPU at
-least what the plan offloads, and the job still fits with the sibling's ZeRO settings (bucket sizes differ between
-such files) and the plan's other changes. Of several, the first by name is taken."""
+optimizer, the scheduler, clipping, the batch keys: what the training computes; keys that only log aside), it
+shards at the planned stage and offloads to the CPU at least what the plan offloads, and the job still fits with
+the sibling's ZeRO settings (bucket sizes differ between such files) and the plan's other changes. Of several, the
+first by name is taken. One that holds the plan but changes more is reported, for a person to weigh. Only regular
+files beside the config are read (no links), and no folder of more than a few dozen."""
 from __future__ import annotations
 
 import os
