@@ -123,3 +123,16 @@ def test_a_config_an_earlier_round_of_the_fix_rewrote_is_no_sibling(monkeypatch)
     rewritten = frozenset({safe_resolve(Path("scripts/zero3_offload.json"))})
     later = [plan for plan in plan_fixes(result, unsafe=False, edited=rewritten) if plan.code == "TL108"]
     assert len(later) == 2 and not any(plan.edits for plan in later)
+
+
+def test_a_path_built_from_variables_is_not_written_out_whole(tmp_path, monkeypatch):
+    repo = _repo(tmp_path)
+    launcher = repo / "scripts" / "finetune_13b.sh"
+    text = launcher.read_text().replace("deepspeed train.py", "DS_DIR=${DS_DIR:-./scripts}\ndeepspeed train.py")
+    launcher.write_text(text.replace("--deepspeed ./scripts/zero2.json", "--deepspeed ${DS_DIR}/zero2.json"))
+    monkeypatch.chdir(repo)
+    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
+    plans = {plan.finding.path: plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"}
+    # `--deepspeed ./scripts/zero3_offload.json` would stop following $DS_DIR: left to a person
+    assert not plans["scripts/finetune_13b.sh"].edits
+    assert [edit.content for edit in plans["scripts/finetune_13b_long.sh"].edits] == ["./scripts/zero3_offload.json"]

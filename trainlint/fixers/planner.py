@@ -2,6 +2,7 @@
 the settings graph names. Planning never writes: it reads the bytes an edit is planned against."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Tuple
@@ -148,10 +149,20 @@ class Planner:
             swapped, near = self._through_sibling_config(run, finding, chosen)
             if swapped is not None:
                 try:
-                    return PlannedFix(swapped, self._port_edits(swapped), fix.applicability)
+                    return PlannedFix(swapped, self._swap_edits(swapped), fix.applicability)
                 except Refused:
                     pass
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, f"{refusal}{near}")
+
+    def _swap_edits(self, swapped: Finding) -> Tuple[Edit, ...]:
+        """The edits of a port through a sibling config, none of which writes over a shell expansion: a path built
+        from variables (`${DS_DIR}/zero2.json`) would be written out whole, and stop following them."""
+        edits = self._port_edits(swapped)
+        for edit in edits:
+            data = self.read(edit.origin.path) or b""
+            if re.search(rb"[$`]", data[edit.origin.start_byte:edit.origin.end_byte]):
+                raise Refused(f"the DeepSpeed config's path at {edit.origin} is built from variables")
+        return edits
 
     def _port_edits(self, finding: Finding) -> Tuple[Edit, ...]:
         edits = _merged_insertions(self._change_edits(finding))
@@ -168,7 +179,7 @@ class Planner:
         planned = {change.knob: change.new for change in changes if change.knob in ZERO_KNOBS}
         written, stage = run.setting(K.DEEPSPEED), run.setting(K.ZERO_STAGE)
         if not planned or self.result.target is None or written is None or not isinstance(written.value, str) \
-                or stage is None or stage.origin is None:
+                or stage is None or stage.origin is None or not self._config_refused(run, changes):
             return None, ""
         current = Path(stage.origin.path).name
         if Path(written.value).name != current:
@@ -182,6 +193,18 @@ class Planner:
         kept = tuple(change for change in changes if change.knob not in ZERO_KNOBS)
         fix = replace(finding.fix, changes=(*kept, KnobChange(K.DEEPSPEED, written.value, path)))
         return replace(finding, fix=fix), ""
+
+    def _config_refused(self, run: TrainingRun, changes: Tuple[KnobChange, ...]) -> bool:
+        """Whether a ZeRO change of the plan cannot be written where the job's config holds it: the refusal the
+        sibling config answers (not a GPU count over several nodes, say)."""
+        for change in changes:
+            if change.knob in ZERO_KNOBS:
+                together = tuple(other.knob for other in changes if other.knob != change.knob)
+                try:
+                    self.change(run, change, together)
+                except Refused:
+                    return True
+        return False
 
     # ------------------------------------------------------------ findings
     def plan(self, finding: Finding) -> Optional[PlannedFix]:
