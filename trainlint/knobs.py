@@ -201,7 +201,7 @@ KNOBS: Tuple[Knob, ...] = (
             AXOLOTL: ("sequence_len",),
         },
     ),
-    # Seq2seq-style scripts (ChatGLM's P-tuning, MedicalGPT's preference scripts) bound the prompt and the
+    # Seq2seq-style scripts (ChatGLM's P-tuning, MedicalGPT's reward model) bound the prompt and the
     # response apart; a decoder-only model trains on them concatenated (resolution derives the row length).
     Knob(K.MAX_SOURCE_LENGTH, int, "maximum prompt length in tokens", {ARGS: ("max_source_length",)}),
     Knob(K.MAX_TARGET_LENGTH, int, "maximum response length in tokens", {ARGS: ("max_target_length",)}),
