@@ -41,8 +41,11 @@ def test_prefixes_the_parser_takes_are_not_reported_and_the_batch_they_set_is_ch
 
 def test_a_parser_built_with_allow_abbrev_false_takes_no_prefix(monkeypatch):
     runs, findings = _scan(monkeypatch)
-    refused = [(f.code, f.origin.line, f.origin.column) for f in findings if f.path == "pretrain.sh"]
-    assert refused == [("TL305", 3, 41)]
+    refused = [f for f in findings if f.path == "pretrain.sh"]
+    assert [(f.code, f.origin.line, f.origin.column) for f in refused] == [("TL305", 3, 41)]
+    # the message says which option the prefix would have named, as the script spells it
+    assert "(it would abbreviate `--micro-batch-size`, but the parser is built with allow_abbrev=False)" \
+        in refused[0].message
     assert runs["pretrain.sh"].facts.flag_spellings == ()
 
 

@@ -419,6 +419,8 @@ class RunFacts:
     # Flags the entry point's parser takes under another spelling: (name as written, the option it names), as
     # argparse takes a unique prefix (`--per_device_train`) and python-fire `--noname`.
     flag_spellings: Tuple[Tuple[str, str], ...] = ()
+    # Flags a parser built with `allow_abbrev=False` refuses: (name as written, the option it would abbreviate).
+    refused_prefixes: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,7 @@ class UnknownTrainingArgument(Rule):
         pinned_here = (Related(pin.origin, f"transformers {pin.value} is pinned here"),) \
             if pin is not None and pin.origin is not None else ()
         spelled = {written for written, _option in run.facts.flag_spellings}
+        would_abbreviate = dict(run.facts.refused_prefixes)
         for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
             fire = run.facts.fire_command
@@ -151,6 +152,9 @@ class UnknownTrainingArgument(Rule):
                 continue
             else:
                 refused, related = f"`--{name}` is not an argument of the entry script's parser", ()
+                if name in would_abbreviate:
+                    refused += (f" (it would abbreviate `--{would_abbreviate[name]}`, but the parser is built with "
+                                f"allow_abbrev=False)")
             if run.facts.parse_known_args and run.facts.known_args_rest_used:
                 continue  # the script handles the flags the parser leaves over: no certain effect to report
             if run.facts.fire_command:

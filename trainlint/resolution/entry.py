@@ -33,6 +33,12 @@ _FULLY_KNOWN_BASES = ("TrainingArguments",)
 _FIELDLESS_BASES = ("object", "ABC", "Generic")
 
 
+def _unique_prefix_of(name: str, options: frozenset) -> Optional[str]:
+    """The one option `name` is a prefix of, as argparse matches an abbreviation; None when none or several."""
+    matches = [option for option in options if option.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
+
+
 def _last(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 
@@ -136,10 +142,25 @@ class EntryFacts:
                 return normalized[2:]
             if len(normalized) != 1:
                 return None
-        elif any(module.refuses_abbreviations for module in self.modules):
+        elif self.refuses_abbreviations:
             return None
-        matches = [option for option in accepted if option.startswith(normalized)]
-        return matches[0] if len(matches) == 1 else None
+        return _unique_prefix_of(normalized, accepted)
+
+    @property
+    def refuses_abbreviations(self) -> bool:
+        """The script's parser is built with `allow_abbrev=False`."""
+        return any(module.refuses_abbreviations for module in self.modules)
+
+    def refused_prefix(self, name: str) -> Optional[str]:
+        """The option a flag would abbreviate, had the parser not been built with `allow_abbrev=False`."""
+        accepted = self.accepted_flags()
+        if accepted is None or self.fire_command or not self.refuses_abbreviations:
+            return None
+        normalized = name.replace("-", "_")
+        if normalized in accepted or name in accepted:
+            return None
+        # As the script spells it, when it does (`--micro-batch-size`).
+        return _unique_prefix_of(name, accepted) or _unique_prefix_of(normalized, accepted)
 
     @property
     def fire_command(self) -> bool:

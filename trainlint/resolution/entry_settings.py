@@ -89,6 +89,14 @@ def flag_spellings(facts: Optional[EntryFacts], flags: Flags) -> Tuple[Tuple[str
     return tuple((name, option) for name in flags if (option := facts.full_option(name)) is not None)
 
 
+def refused_prefixes(facts: Optional[EntryFacts], flags: Flags) -> Tuple[Tuple[str, str], ...]:
+    """(name as written, the option it would abbreviate) of each flag a parser built with `allow_abbrev=False`
+    refuses for being a prefix."""
+    if facts is None:
+        return ()
+    return tuple((name, option) for name in flags if (option := facts.refused_prefix(name)) is not None)
+
+
 def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequence[Setting],
                   spellings: Sequence[Tuple[str, str]] = ()) -> Dict[str, ParsedFlag]:
     """The flags as the entry point's parser takes them, by the option each names: a flag written under another
