@@ -18,11 +18,13 @@ from typing import AbstractSet, Dict, List, Mapping, Optional, Tuple
 
 from trainlint.core import FileKind, SourceKind, TrainingRun, Value, file_kind
 from trainlint.fixers.editors import same_value
-from trainlint.knobs import DEEPSPEED, K, knob, knob_for
+from trainlint.knobs import DEEPSPEED, K, knob
 from trainlint.memory import Gpu, estimate
 from trainlint.readers.deepspeed import read_json_config
 from trainlint.readers.facts import ConfigFile
 from trainlint.readers.source import safe_resolve
+from trainlint.resolution.inputs import config_values
+from trainlint.resolution.precedence import Candidates
 
 # The knobs a sibling config may set differently: how ZeRO shards and offloads. Everything else must match.
 ZERO_KNOBS = frozenset({K.ZERO_STAGE, K.OFFLOAD_OPTIMIZER, K.OFFLOAD_PARAM})
@@ -129,10 +131,9 @@ def _outside_zero(config: ConfigFile) -> Dict[str, Value]:
 
 
 def _deepspeed_knobs(config: ConfigFile) -> Dict[str, Value]:
-    """The knobs the config's keys write, for the memory model (the ZeRO stage, offloads, buckets)."""
-    found: Dict[str, Value] = {}
-    for key, setting in config.values.items():
-        name = knob_for(key, DEEPSPEED)
-        if name is not None:
-            found[name] = setting.value
-    return found
+    """The knobs the config's keys write, as a job reading it gets them (resolution's `config_values`), for the
+    memory model: the ZeRO stage, offloads, buckets."""
+    candidates = Candidates()
+    config_values(config, DEEPSPEED, candidates)
+    winners, _pins = candidates.resolve()
+    return {name: setting.value for name, setting in winners.items()}

@@ -52,7 +52,7 @@ def refuses_abbreviations(nodes: Optional[TreeNodes]) -> bool:
     (Megatron's), where by default a unique prefix (`--per_device_train`) names the whole option."""
     if nodes is None:
         return False
-    return any(last_name(node.func) is not None and "ArgumentParser" in (last_name(node.func) or "")
+    return any("ArgumentParser" in (last_name(node.func) or "")
                and any(keyword.arg == "allow_abbrev" and isinstance(keyword.value, ast.Constant)
                        and keyword.value.value is False for keyword in node.keywords)
                for node in nodes.calls)
