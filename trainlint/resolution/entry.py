@@ -133,33 +133,30 @@ class EntryFacts:
         """The option a flag written `--name` names under another spelling, or None (an exact name, or none):
         argparse's unique prefix of a long option, unless the parser is built with `allow_abbrev=False`;
         python-fire's `--noname` (the parameter turned off) and single letter (the one parameter it starts)."""
-        accepted = self.accepted_flags()
-        normalized = name.replace("-", "_")
-        if accepted is None or normalized in accepted or name in accepted:
-            return None
         if self.fire_command:
-            if normalized.startswith("no") and normalized[2:] in accepted:
+            accepted = self.accepted_flags() or frozenset()
+            normalized = name.replace("-", "_")
+            if normalized.startswith("no") and normalized[2:] in accepted and normalized not in accepted:
                 return normalized[2:]
-            if len(normalized) != 1:
-                return None
-        elif self.refuses_abbreviations:
-            return None
-        return _unique_prefix_of(normalized, accepted)
+            return self._prefix_of(name) if len(normalized) == 1 else None
+        return None if self.refuses_abbreviations else self._prefix_of(name)
+
+    def refused_prefix(self, name: str) -> Optional[str]:
+        """The option a flag would abbreviate, had the parser not been built with `allow_abbrev=False`."""
+        return self._prefix_of(name) if self.refuses_abbreviations and not self.fire_command else None
 
     @property
     def refuses_abbreviations(self) -> bool:
         """The script's parser is built with `allow_abbrev=False`."""
         return any(module.refuses_abbreviations for module in self.modules)
 
-    def refused_prefix(self, name: str) -> Optional[str]:
-        """The option a flag would abbreviate, had the parser not been built with `allow_abbrev=False`."""
+    def _prefix_of(self, name: str) -> Optional[str]:
+        """The one accepted option a flag that names none exactly is a prefix of (as the script spells it, when it
+        does: `--micro-batch-size`), or None."""
         accepted = self.accepted_flags()
-        if accepted is None or self.fire_command or not self.refuses_abbreviations:
-            return None
         normalized = name.replace("-", "_")
-        if normalized in accepted or name in accepted:
+        if accepted is None or normalized in accepted or name in accepted:
             return None
-        # As the script spells it, when it does (`--micro-batch-size`).
         return _unique_prefix_of(name, accepted) or _unique_prefix_of(normalized, accepted)
 
     @property
