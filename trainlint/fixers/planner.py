@@ -35,6 +35,7 @@ from trainlint.memory.plans import (
     LauncherCount,
     Plan,
     PortPlan,
+    as_count,
     chosen_plan,
     count_devices,
     launcher_gpu_count,
@@ -344,7 +345,7 @@ class Planner:
         if stated.count == new:
             return []
         if stated.nodes != 1:
-            raise Refused(f"the launch spans {stated.nodes} nodes; change its GPU count by hand")
+            return [self._one_machine(run, stated, new, together)]
         edits = [self._rewrite_count(run, stated, new, together)]
         visible = run.facts.visible_devices
         if not stated.devices and visible is not None and visible is not stated.source:
@@ -360,6 +361,32 @@ class Planner:
                                   f"cannot grow to {new} without choosing which; change it and the count by hand"
                                   ) from None
         return edits
+
+    def _one_machine(self, run: TrainingRun, stated: LauncherCount, new: int, together: Tuple[str, ...]) -> Edit:
+        """A launch over several nodes ported to one machine of the same shape (`new` GPUs, as many as each of
+        its nodes has) when its node count follows its GPU count: `GPUS=${GPUS:-512}`,
+        `NODES=$((GPUS / GPUS_PER_NODE))`, `srun --nodes=${NODES} --ntasks=${GPUS}`. The count alone is
+        rewritten, and the launcher, read again with the edit, must then run `new` processes on one node. A node
+        count written on its own (`--nnodes 2`, a hostfile, `#SBATCH --nodes`) stays for a person to change."""
+        by_hand = f"the launch spans {stated.nodes} nodes; change its GPU count by hand"
+        per_node, uneven = divmod(stated.count, stated.nodes)
+        if uneven or new != per_node:
+            raise Refused(f"{by_hand} (each of its nodes has {per_node} GPUs, the machine {new})")
+        nodes = stated.node_source
+        if nodes is None or nodes.origin is None:
+            raise Refused(by_hand)
+        if as_count(stated.source.value) == new:
+            # The GPU count is stated per node (torchrun's --nproc_per_node): the node count is what differs.
+            raise Refused(f"{by_hand}: its node count at {nodes.origin} is written on its own")
+        try:
+            edit = self._rewrite_count(run, stated, new, together)
+        except Refused as refused:
+            raise Refused(f"{by_hand} ({refused})") from None
+        nodes_after = _option_value(self._launcher_value_after(nodes, [edit]))
+        count_after = _option_value(self._launcher_value_after(stated.source, [edit]))
+        if as_count(nodes_after) != 1 or as_count(count_after) != new:
+            raise Refused(f"{by_hand}: its node count at {nodes.origin} does not follow the GPU count")
+        return edit
 
     def _rewrite_count(self, run: TrainingRun, stated: LauncherCount, new: int,
                        together: Tuple[str, ...] = ()) -> Edit:
@@ -549,3 +576,10 @@ def port_fix(run: TrainingRun, plan: Plan) -> Fix:
 
 def _whole(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _option_value(word: Optional[Value]) -> Optional[Value]:
+    """The value of a launcher word read again after edits: `8` of `--ntasks=8`, the word itself otherwise."""
+    if isinstance(word, str) and word.startswith("-") and "=" in word:
+        return word.partition("=")[2]
+    return word

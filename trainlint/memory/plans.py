@@ -133,12 +133,14 @@ class _Axes:
 class LauncherCount:
     """The GPU count a launcher states, and the setting that states it: a number (`--nproc_per_node 8`,
     `GPUS_PER_NODE=8`, `num_processes: 8`) or a device list (`--include localhost:0-7`,
-    `CUDA_VISIBLE_DEVICES=0,1,2,3`). `nodes` > 1 means the count is per node."""
+    `CUDA_VISIBLE_DEVICES=0,1,2,3`). `count` is the total over `nodes` nodes; `source` may state it per node
+    (torchrun's `--nproc_per_node`) or whole (srun's `--ntasks`), and `node_source` states the node count."""
 
     count: int
     source: Setting
     devices: bool = False
     nodes: int = 1
+    node_source: Optional[Setting] = None
 
 
 _DEVICE_LIST = re.compile(r"^(?P<host>[^:@]*:)?(?P<slots>[0-9,\-]+)$")
@@ -173,27 +175,28 @@ def launcher_gpu_count(run: TrainingRun) -> Optional[LauncherCount]:
     head = sources[0]
     while head.kind == SourceKind.DERIVED and len(head.via) == 1:
         head = head.via[0]
-    nodes = _as_count(sources[1].value) if len(sources) > 1 else 1
+    node_source = sources[1] if len(sources) > 1 else None
+    nodes = as_count(node_source.value) if node_source is not None else 1
     if nodes is None or head.origin is None:
         return None
-    value = _as_count(head.value)
+    value = as_count(head.value)
     if value is not None:
         # The head is a per-node count (torchrun's --nproc_per_node × --nnodes) or already the total
         # (srun's --ntasks beside its --nodes): the resolved world size says which.
         total = setting.value if _is_count(setting.value) else value * nodes
-        return LauncherCount(total, head, False, nodes)
+        return LauncherCount(total, head, False, nodes, node_source)
     count = count_devices(head.value) if isinstance(head.value, str) else None
-    return LauncherCount(count * nodes, head, True, nodes) if count else None
+    return LauncherCount(count * nodes, head, True, nodes, node_source) if count else None
 
 
-def _as_count(value: Value) -> Optional[int]:
+def as_count(value: Value) -> Optional[int]:
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _is_count(value: Value) -> bool:
-    return _as_count(value) is not None
+    return as_count(value) is not None
 
 
 def stated_world(run: TrainingRun) -> Optional[int]:
