@@ -188,6 +188,17 @@ def test_device_lists_are_counted_and_cut_in_their_own_form(spec: str, count: in
     assert first_devices(spec, 2 if spec.endswith("2-5") else 4) == first
 
 
+@pytest.mark.parametrize("spec, count, grown", [
+    ("localhost:4,5,6,7", 8, "localhost:0,1,2,3,4,5,6,7"),
+    ("localhost:4-7", 8, "localhost:0-7"),
+    ("1,0", 8, "0,1,2,3,4,5,6,7"),
+    ("2,3", 4, None),  # four of the eight: which is not told
+])
+def test_a_device_list_grows_to_every_gpu_only_when_the_count_is_the_whole_machine(spec, count, grown) -> None:
+    assert first_devices(spec, count, machine=8) == grown
+    assert first_devices(spec, count) is None  # the machine's size unknown
+
+
 def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_number(tmp_path, cli) -> None:
     launcher = (PORTS / "llava13b_4090" / "scripts" / "finetune.sh").read_text()
     launcher = launcher.replace("deepspeed llava", "GPUS=8\nPER_DEVICE=16\nACC=$((128 / PER_DEVICE / GPUS))\n"
@@ -345,18 +356,21 @@ def test_the_plan_a_fix_takes_is_the_one_the_full_port_chooses(name: str, gpu: s
         assert chosen_plan(run, target.gpu, target.num_gpus) == (port.chosen if port is not None else None)
 
 
-def test_a_multi_node_srun_layout_is_not_rewritten_by_its_total_alone(tmp_path):
-    """`--ntasks=${GPUS}` beside `--nodes=$((GPUS / GPUS_PER_NODE))`: rewriting the total alone would leave a
-    4-node layout asking for 4 tasks; the port says what to change instead of writing a broken launcher."""
+def test_a_multi_node_srun_layout_is_ported_to_one_node_by_its_total(tmp_path):
+    """`--ntasks=${GPUS}` beside `--nodes=$((GPUS / GPUS_PER_NODE))`: the node count follows the total, so the
+    total alone is rewritten, and the launcher read again asks for 8 tasks on 1 node."""
     folder = tmp_path / "srun"
     shutil.copytree(PORTS / "srun_multinode", folder)
-    before = snapshot(folder)
     settings = load_settings([folder], gpu="a100-80gb", num_gpus=8, isolated=True)
     [finding] = [f for f in lint([folder], make_target("a100-80gb", None, 8)).findings if f.code == "TL112"]
     assert finding.severity.value == "warning" and "4 nodes × 8 GPUs" in finding.message
     result = fix([folder], settings, preserve_effective_batch=True)
-    assert snapshot(folder) == before
-    assert any(plan.code == "TL112" and "spans 4 nodes" in plan.problem for plan in result.outcome.left)
+    assert not any(plan.code == "TL112" for plan in result.outcome.left)
+    launcher = (folder / "train.sh").read_text()
+    assert "GPUS=${GPUS:-8}\n" in launcher and "NODES=$((GPUS / GPUS_PER_NODE))\n" in launcher
+    [run] = lint([folder], make_target("a100-80gb", None, 8)).scan.runs
+    assert (run.known("world_size"), run.known("gradient_accumulation_steps")) == (8, 4)
+
 
 
 def test_a_single_node_srun_count_is_ported(tmp_path):
