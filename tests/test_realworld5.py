@@ -232,9 +232,11 @@ def _ported_count(cli, tmp_path: Path, devices: str) -> str:
     return (tmp_path / "run.sh").read_text()
 
 
-def test_a_process_count_is_not_raised_past_the_devices_the_launch_sees(cli, tmp_path):
-    original = _VISIBLE_LAUNCH.format(devices="2,3")
-    assert _ported_count(cli, tmp_path, "2,3") == original  # 8 processes on 2 visible GPUs would not start
+def test_a_list_of_other_devices_grows_to_every_gpu_of_the_machine(cli, tmp_path):
+    # 8 processes on the 2 GPUs the list names would not start; on an 8-GPU machine they take all 8, whichever
+    # two the recipe's author had
+    ported = _ported_count(cli, tmp_path, "2,3")
+    assert ported.startswith("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ") and "--nproc_per_node 8 " in ported
 
 
 def test_a_list_of_the_first_devices_grows_with_the_process_count(cli, tmp_path):

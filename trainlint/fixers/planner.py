@@ -398,7 +398,8 @@ class Planner:
                        and not isinstance(s.value, Unknown) and same_value(s.value, stated.source.value)), None)
         if target is None:
             raise Refused(f"the GPU count at {stated.source.origin} is shared with other jobs; change it by hand")
-        value: Value = first_devices(str(target.value), new) if stated.devices else new
+        machine = self.result.target.num_gpus if self.result.target is not None else None
+        value: Value = first_devices(str(target.value), new, machine) if stated.devices else new
         if value is None or same_value(value, target.value):
             # A device list can grow only when it names the first GPUs in order: which others to add is not told.
             raise Refused(f"the device list `{target.value}` at {target.origin} cannot name {new} GPUs without "
@@ -538,10 +539,11 @@ def _merged_insertions(edits: List[Edit]) -> List[Edit]:
     return out
 
 
-def first_devices(spec: str, count: int) -> Optional[str]:
+def first_devices(spec: str, count: int, machine: Optional[int] = None) -> Optional[str]:
     """`localhost:0-7` -> `localhost:0-3`, `0,1,2,3,4,5,6,7` -> `0,1,2,3`: the first `count` devices, in
-    the form the list was written. A list grows (`0,1,2,3` -> `0,1,...,7`) only when it names devices 0 to
-    n-1 in order, the GPUs any machine with `count` of them has; otherwise None: which to add is not told."""
+    the form the list was written. A list grows (`0,1,2,3` -> `0,1,...,7`) when it names devices 0 to n-1
+    in order, the GPUs any machine with `count` of them has, or when `count` is all `machine` has
+    (`4,5,6,7` -> `0,1,...,7` on an 8-GPU machine); otherwise None: which to add is not told."""
     host, colon, slots = spec.rpartition(":")
     prefix = host + colon
     items = slots.split(",")
@@ -550,7 +552,7 @@ def first_devices(spec: str, count: int) -> Optional[str]:
         low, dash, high = item.partition("-")
         devices.extend(range(int(low), int(high) + 1) if dash else [int(low)])
     if count > len(devices):
-        if devices != list(range(len(devices))):
+        if devices != list(range(len(devices))) and count != machine:
             return None
         devices = list(range(count))
     if len(items) == 1 and "-" in slots:
