@@ -180,7 +180,7 @@ def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
         return None
     added, removed = HF_VERSIONED_FIELDS[field]
     if removed is not None and installed >= Version(removed):
-        return f"was removed from TrainingArguments in transformers {removed}, before the pinned {pin.value}"
+        return f"was removed from TrainingArguments in transformers {removed}, so the pinned {pin.value} lacks it"
     if added is not None and installed < Version(added):
-        return f"appeared in transformers {added}, after the pinned {pin.value}"
+        return f"appeared in transformers {added}, later than the pinned {pin.value}"
     return None
