@@ -55,7 +55,8 @@ def _classes() -> Tuple[Mapping[str, type], Mapping[str, type]]:
 
     classes = (Origin, Unknown, Setting, Fallback, Diagnostic, facts.Launch, facts.Flow, facts.ScriptCall,
                facts.ShellScript, facts.FieldDefault, facts.DataclassInfo, facts.Keyword, facts.ConfigCall,
-               facts.TrainerCall, facts.Override, facts.Gate, facts.Freeze, facts.ImportInfo, facts.PythonModule,
+               facts.TrainerCall, facts.Override, facts.Gate, facts.Freeze, facts.ImportInfo, facts.StepGate,
+               facts.PythonModule,
                facts.ConfigFile)
     enums = (SourceKind, DiagnosticKind, ReplacedBy, FileKind, Launcher, ShardingEngine, K)
     return {cls.__name__: cls for cls in classes}, {cls.__name__: cls for cls in enums}

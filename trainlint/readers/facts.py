@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 from trainlint.core import Diagnostic, Launcher, Origin, Setting, Value
 from trainlint.knobs import K
@@ -250,6 +250,30 @@ class ImportInfo:
 
 
 @dataclass(frozen=True)
+class StepGate:
+    """`trainer_class`'s `_inner_training_loop` calls its own `step` method, which takes no backward pass, instead
+    of HF's training_step when the argument `argument` is `value` (`if args.argument == "value":`, at `line`)."""
+
+    trainer_class: str
+    argument: str
+    value: str
+    step: str
+    line: int
+
+
+ClassBases = Dict[str, Tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class ClassHeaders:
+    """What a module's class statements tell without a full read: each class with its bases as written (the first
+    of a name wins), and the forward-only step gates of its copied training loops."""
+
+    bases: ClassBases = field(default_factory=dict)
+    step_gates: Tuple[StepGate, ...] = ()
+
+
+@dataclass(frozen=True)
 class PythonModule:
     path: str
     dataclasses: Tuple[DataclassInfo, ...] = ()
@@ -300,6 +324,9 @@ class PythonModule:
     # The argument a script must be given before it trains (`do_train`), when every `trainer.train()` call of
     # the module is under `if <args>.do_train:`; None when it trains unconditionally or has no such call.
     train_gate: Optional[str] = None
+    # Classes whose copied training loop takes a step with no backward pass when an argument has a value
+    # (MeZO's `if args.trainer == "zo": self.zo_step(...)`).
+    step_gates: Tuple[StepGate, ...] = ()
 
 
 # ---------------------------------------------------------------- json / yaml

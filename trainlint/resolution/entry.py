@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from trainlint.core import Diagnostic, Setting
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
@@ -11,11 +11,13 @@ from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
     FIRE_OWNER,
     LEGACY_PPO_CONFIG,
+    ClassHeaders,
     DataclassInfo,
     FieldDefault,
     Keyword,
     Override,
     PythonModule,
+    StepGate,
     TrainerCall,
 )
 from trainlint.readers.source import display_path, safe_resolve
@@ -66,6 +68,8 @@ class EntryFacts:
     # Trainer classes the scripts import from the repository's own modules (OpenRLHF's `SFTTrainer(ABC)`,
     # LLaVA's `LLaVATrainer(Trainer)`): whether they are HF's Trainer is not known from the call.
     local_trainers: Set[str] = field(default_factory=set)
+    # When the job's Trainer takes a step with no backward pass (trainlint.readers.python.step_gates).
+    step_gates: Tuple[StepGate, ...] = ()
     has_parser: bool = False
     # A function the script runs, imported from the repository, whose definition trainlint has not read.
     unread_call: Optional[str] = None
@@ -320,6 +324,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
         frontier = next_frontier
     _merge(facts)
     facts.own_loop_trainer = _own_loop_trainer(facts, read, workspace, roots)
+    facts.step_gates = _step_gates(facts, read, workspace, roots) if facts.trainer_calls else ()
     facts.unread_call = _unread_call(facts, workspace, roots)
     defined = {name for module in facts.modules for name in module.defines}
     facts.unread_parser_helper = next((name for module in facts.modules for name in module.parser_helpers
@@ -406,19 +411,37 @@ def _own_loop_trainer(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path
         for name, bases in module.trainer_classes:
             defined.setdefault(name, bases)
     missing = {_last(call.callee) for call in calls} - set(defined)
-    # A Trainer imported from a module the reading did not follow (it holds no setting): its class headers.
-    for module, path in read:
-        for info in module.imports:
-            if not missing & {bound for _name, bound in info.bindings()}:
-                continue
-            target = workspace.module(info.module, path, import_roots(path, roots))
-            if target is not None:
-                for name, bases in workspace.class_bases(target).items():
-                    defined.setdefault(name, bases)
+    for headers in _imported_class_headers(missing, read, workspace, roots):
+        for name, bases in headers.bases.items():
+            defined.setdefault(name, bases)
 
     if any(_last(call.callee) not in defined or _reaches_outside(_last(call.callee), defined) for call in calls):
         return None
     return calls[0]
+
+
+def _imported_class_headers(names: Set[str], read: Sequence[Tuple[PythonModule, Path]], workspace: Workspace,
+                            roots: Sequence[Path]) -> Iterator[ClassHeaders]:
+    """The class statements of the modules `names` are imported from, when the reading did not follow them (a
+    module that holds no setting, as a Trainer's often does not)."""
+    for module, path in read:
+        for info in module.imports:
+            if names & {bound for _name, bound in info.bindings()}:
+                target = workspace.module(info.module, path, import_roots(path, roots))
+                if target is not None:
+                    yield workspace.class_headers(target)
+
+
+def _step_gates(facts: EntryFacts, read: Sequence[Tuple[PythonModule, Path]], workspace: Workspace,
+                roots: Sequence[Path]) -> Tuple[StepGate, ...]:
+    """The forward-only step gates of the Trainer classes the job builds, from the modules read or from the class
+    statements of the modules those classes are imported from."""
+    called = {_last(call.callee) for call in facts.trainer_calls}
+    gates = [gate for module, _path in read for gate in module.step_gates]
+    defined = {name for module, _path in read for name in module.defines}
+    gates += [gate for headers in _imported_class_headers(called - defined, read, workspace, roots)
+              for gate in headers.step_gates]
+    return tuple(gate for gate in gates if gate.trainer_class in called)
 
 
 def _merge(facts: EntryFacts) -> None:

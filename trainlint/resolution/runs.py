@@ -66,6 +66,7 @@ from trainlint.resolution.launch_writes import LaunchWrites
 from trainlint.resolution.precedence import PRECEDENCE, Candidates, by_precedence
 from trainlint.resolution.trains import (
     adapters_in_unread_code,
+    forward_only_step,
     looks_like_training,
     prefix_tuning,
     training_switch,
@@ -168,6 +169,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     _world(build, dirs)
     _environment(build)
     training_switch(build.facts, flags, build.candidates)
+    forward_only_step(build.facts, flags, build.candidates)
     prefix_tuning(build.facts, flags, build.candidates)
     adapters_in_unread_code(build.facts, flags, build.candidates)
     megatron.apply(flags, build.candidates)

@@ -62,6 +62,19 @@ def training_switch(facts: Optional[EntryFacts], flags: Flags, candidates: Candi
         add_out_of_scope(candidates, switch, reason)
 
 
+def forward_only_step(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """A Trainer of the script's whose copied training loop takes a step of its own with no backward pass when an
+    argument has a value (MeZO's `if args.trainer == "zo": self.zo_step(...)`), launched with that value, trains by
+    forward passes alone: the memory rules, which judge a step that backpropagates, do not apply."""
+    for gate in facts.step_gates if facts is not None else ():
+        setting = _argument(facts, flags, gate.argument)
+        if setting is not None and coerce_as(str, setting.value).value == gate.value:
+            reason = (f"`{gate.trainer_class}` takes `{gate.step}`, a step with no backward pass, when "
+                      f"{gate.argument} is \"{gate.value}\": the job trains by forward passes alone")
+            add_out_of_scope(candidates, setting, reason)
+            return
+
+
 def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
     """P-Tuning v2 (`--pre_seq_len N`, ChatGLM's and the P-tuning-v2 scripts): the model's code freezes every
     parameter of the base model and trains a prefix encoder, so the base counts as frozen, as for freezing in code."""

@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from trainlint.cache import FactCache
 from trainlint.core import Diagnostic, DiagnosticKind, FileKind, Setting, SourceKind, Unknown, VersionCeiling, file_kind
 from trainlint.inputs import SKIP_DIRS, note_folder, note_path, repo_root, tree_roots, within
-from trainlint.readers.facts import ConfigFile, PythonModule, ScriptCall, ShellScript
+from trainlint.readers.facts import ClassHeaders, ConfigFile, PythonModule, ScriptCall, ShellScript
 from trainlint.readers.hostfile import HostFile, read_hostfile
 from trainlint.readers.requirements import read_ceiling, read_pin
 from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
@@ -106,7 +106,7 @@ class Workspace:
         self._shell: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         # The classes each module defines, with their bases (read for the headers alone).
-        self._class_bases: Dict[Path, Dict[str, Tuple[str, ...]]] = {}
+        self._class_headers: Dict[Path, ClassHeaders] = {}
         self._config: Dict[Path, ConfigFile] = {}
         # Whether each YAML file's text leaves room for given keys (or a bound), by (path, keys).
         self._screened: Dict[Tuple[Path, Tuple[str, ...]], bool] = {}
@@ -213,14 +213,15 @@ class Workspace:
 
         return read_shell(path, call)
 
-    def class_bases(self, path: Path) -> Dict[str, Tuple[str, ...]]:
-        """The classes the module at `path` defines with their bases as written; none for a file it may not read."""
+    def class_headers(self, path: Path) -> ClassHeaders:
+        """The classes the module at `path` defines with their bases as written, and its forward-only step gates;
+        none for a file it may not read."""
         key = self.resolved(path)
-        if key not in self._class_bases:
-            from trainlint.readers.python.class_bases import read_class_bases  # lazy, as the Python reader is
+        if key not in self._class_headers:
+            from trainlint.readers.python.class_bases import read_class_headers  # lazy, as the Python reader is
 
-            self._class_bases[key] = read_class_bases(path) if self.may_read(path) else {}
-        return self._class_bases[key]
+            self._class_headers[key] = read_class_headers(path) if self.may_read(path) else ClassHeaders()
+        return self._class_headers[key]
 
     def python(self, path: Path) -> PythonModule:
         return self._read("python", path, self._python, _read_python,

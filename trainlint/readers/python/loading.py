@@ -26,6 +26,7 @@ from trainlint.readers.python.parser_helpers import builds_parser, parser_helper
 from trainlint.readers.python.positions import ByteLocator
 from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
+from trainlint.readers.python.step_gates import COPIED_LOOP, forward_only_steps
 from trainlint.readers.python.train_gate import train_gate
 from trainlint.readers.python.tree_nodes import TreeNodes, tree_nodes
 from trainlint.readers.source import SourceText, read_source
@@ -90,12 +91,15 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
         module = replace(module, known_args_rest_used=True)
     if module.trainer_calls:
         module = replace(module, trainer_classes=_trainer_classes(nodes, module), train_gate=train_gate(nodes))
+    if COPIED_LOOP in text and nodes is not None:
+        module = replace(module, step_gates=forward_only_steps(nodes.classes))
     return module
 
 
 def _asks_of_tree(module: PythonModule, text: str) -> bool:
     """Whether any question below needs the tree's nodes: most modules a job reaches (model code) ask none."""
-    return ".backward(" in text or bool(module.argparse_args or module.parse_known_args or module.trainer_calls)
+    return ".backward(" in text or COPIED_LOOP in text or bool(
+        module.argparse_args or module.parse_known_args or module.trainer_calls)
 
 
 # Diagnostics of a file whose text was not parsed: the stdlib parser is not run on it either.
