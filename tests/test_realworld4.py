@@ -176,9 +176,10 @@ def test_when_accumulation_cannot_absorb_the_factor_the_micro_batch_shrinks(cli,
     assert "--per_device_train_batch_size 16 " in ported and "--gradient_accumulation_steps 2\n" in ported
 
 
-def test_a_list_that_does_not_start_at_the_first_gpu_is_left_to_a_person(cli, tmp_path):
-    original = _DEVICES_LAUNCH.format(devices="4,5,6,7", batch=4, accum=8)
-    assert _ported(cli, tmp_path, "4,5,6,7", 4, 8) == original  # never a lower accumulation without more GPUs
+def test_a_list_that_does_not_start_at_the_first_gpu_grows_to_every_gpu_of_the_machine(cli, tmp_path):
+    # eight processes on an 8-GPU machine take all eight, whichever four the recipe named
+    ported = _ported(cli, tmp_path, "4,5,6,7", 4, 8)  # 4 x 8 x 4 = 128 = 4 x 4 x 8
+    assert "localhost:0,1,2,3,4,5,6,7 " in ported and "--gradient_accumulation_steps 4\n" in ported
 
 
 def test_no_fix_when_the_global_batch_cannot_be_kept_exactly(cli, tmp_path):
