@@ -197,3 +197,17 @@ def test_named_files_no_reader_takes_are_not_read_as_bash(tmp_path, cli):
     code, document = cli.check_json(tmp_path, "pyproject.toml", "README.md", "train.ipynb", "run")
     assert document["findings"] == [] and document["unread"] == []
     assert [run["id"] for run in document["runs"]] == ["run:1"]  # a file without a suffix is still a launcher
+
+
+def test_paths_may_follow_options(tmp_path, cli):
+    # `trainlint check finetune.sh --gpu X train.py`: argparse alone takes no path after an option that follows one
+    write_tree(tmp_path, RISKY)
+    code, out, err = cli.run(tmp_path, "check", "finetune.sh", "--output-format", "concise", "--gpu", "a100-80gb",
+                             "train.py", "--select", "TL103")
+    assert code == 1 and "finetune.sh:" in out and "TL103" in out, err
+
+
+def test_a_file_named_on_its_own_and_through_its_folder_is_one_job(tmp_path, cli):
+    write_tree(tmp_path, RISKY)
+    code, document = cli.check_json(tmp_path, ".", "finetune.sh", "./finetune.sh")
+    assert len(document["runs"]) == 1 and len(document["findings"]) == 1

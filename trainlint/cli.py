@@ -198,9 +198,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_command_line(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """The command line, its paths and options in any order (`trainlint check . --gpu a100-80gb train.sh`), as
+    ruff and git take them: argparse's own parse stops taking paths at the first option. Anything the command does
+    not take is left to the whole parser, whose error names the command that takes it."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    command = commands.choices.get(words[0]) if words else None
+    if command is None:
+        return parser.parse_args(words)
+    args, extras = command.parse_known_intermixed_args(words[1:])
+    if extras:
+        return parser.parse_args(words)
+    args.command = words[0]
+    return args
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_command_line(parser, argv)
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR

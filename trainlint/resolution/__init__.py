@@ -76,7 +76,11 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[P
                         found.append(candidate)
         else:
             found.append(path)
-    return found, problems
+    # A file named on its own and through its folder (`trainlint check . train.sh`) is one file: read once.
+    unique: Dict[Path, Path] = {}
+    for path in found:
+        unique.setdefault(safe_resolve(path), path)
+    return list(unique.values()), problems
 
 
 def named_files(paths: Sequence[Path]) -> Set[Path]:
