@@ -364,13 +364,20 @@ def _axes(run: TrainingRun, knobs: KnobReader, micro: int, accumulation: Optiona
         axes.checkpointing = [False, True]
     zero = knobs.int(K.ZERO_STAGE)
     zero_in_config = _set_in_config(run, K.ZERO_STAGE)
-    if zero in (1, 2) and zero_in_config:
+    if zero in (1, 2) and (zero_in_config or _set_by_flag(run, K.ZERO_STAGE)):
         axes.zero3 = [False, True]
     if zero in (1, 2, 3) and zero_in_config and not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):
         axes.offload_optimizer = [False, True]
     if zero_in_config and not offloaded(knobs.str(K.OFFLOAD_PARAM)) and (zero == 3 or True in axes.zero3):
         axes.offload_parameters = [False, True]
     return axes
+
+
+def _set_by_flag(run: TrainingRun, knob: str) -> bool:
+    """A launcher flag the entry script builds its DeepSpeed config from (OpenRLHF's and DeepSpeed-Chat's
+    `--zero_stage 2`): its number is rewritten where it is written."""
+    setting = run.setting(knob)
+    return setting is not None and setting.kind == SourceKind.LAUNCHER_FLAG and setting.origin is not None
 
 
 def _set_in_config(run: TrainingRun, knob: str) -> bool:
