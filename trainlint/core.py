@@ -421,6 +421,8 @@ class RunFacts:
     flag_spellings: Tuple[Tuple[str, str], ...] = ()
     # Flags a parser built with `allow_abbrev=False` refuses: (name as written, the option it would abbreviate).
     refused_prefixes: Tuple[Tuple[str, str], ...] = ()
+    # The entry script's argparse switches: (option name, the value it sets when given bare, without a value).
+    switches: Tuple[Tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)

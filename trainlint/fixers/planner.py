@@ -24,7 +24,7 @@ from trainlint.core import (
 from trainlint.fixers import editors
 from trainlint.fixers.derived import value_after_edits
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
-from trainlint.fixers.editors.common import ComputedValue
+from trainlint.fixers.editors.common import ComputedValue, spelling
 from trainlint.fixers.edits import by_path, collide
 from trainlint.fixers.shared_configs import CONFIG_KINDS, OutsideReaders, outside_readers_problem
 from trainlint.fixers.sibling_configs import ZERO_KNOBS, sibling_config
@@ -314,6 +314,9 @@ class Planner:
         if winner is not None and winner.origin is not None and winner.kind not in _INSERT_INSTEAD:
             if same_value(winner.value, new):
                 return []
+            if winner.kind == SourceKind.ARGPARSE_DEFAULT and _switch_default(run, knob):
+                # `action="store_true"` implies the default; the launch gives the switch instead.
+                return [self._insert(run, knob, new)]
             return [self._replace_at(run, knob, winner, new, together)]
         if knob.startswith("ds_"):
             if new == "auto":
@@ -469,6 +472,15 @@ class Planner:
         if kind == FileKind.SHELL:
             return editors.shell.insert_flag(run, knob, new, self.read)
         raise Refused(f"nothing sets {knob}, and trainlint does not add settings to {run.origin.path}")
+
+
+def _switch_default(run: TrainingRun, knob: str) -> bool:
+    """Whether the knob's default is that of an argparse switch of the entry script (no value to rewrite)."""
+    try:
+        name = spelling(run, knob, guess=False)
+    except Refused:
+        return False
+    return editors.shell.switch_option(run, name) is not None
 
 
 def _chain(setting: Setting) -> List[Setting]:

@@ -108,6 +108,9 @@ class FieldDefault:
     option_strings: Tuple[str, ...] = ()  # argparse: ("--eval_iters",); dataclass: ()
     type_name: str = ""  # annotation or argparse type= as written: "int", "bool", "Optional[str]"
     origin: Optional[Origin] = None  # the field / add_argument call
+    # argparse's `store_true` / `store_false`: the value the option sets when it is given, bare; None for an option
+    # that takes a value (a bare switch cannot carry one: `--use-lora True` is refused at start).
+    switch_sets: Optional[bool] = None
 
 
 @dataclass(frozen=True)

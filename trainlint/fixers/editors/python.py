@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Sequence, Union
 
 from trainlint.core import Edit, Setting, TrainingRun, Value
-from trainlint.fixers.editors.common import CannotRender, ReadBytes, Refused, check_scalar, read_or_refuse, spelling
+from trainlint.fixers.editors.common import (
+    CannotRender,
+    ReadBytes,
+    Refused,
+    check_scalar,
+    read_or_refuse,
+    same_value,
+    spelling,
+)
 from trainlint.fixers.edits import narrowed
 
 if TYPE_CHECKING:
@@ -46,9 +54,13 @@ def _is_literal(raw: str) -> bool:
 
 
 def replace_value(data: bytes, target: Setting, raw: str, new: Value) -> Edit:
-    """The literal `raw` at `target.origin` replaced by `new`; code that is not a literal is left alone."""
+    """The literal `raw` at `target.origin` replaced by `new`; code that is not a literal is left alone, and so is a
+    literal that does not hold the value but implies it (argparse's `action="store_true"`: the default False)."""
     if not _is_literal(raw):
         raise Refused(f"`{raw}` at {target.origin} is code, not a literal; change it by hand")
+    if same_value(ast.literal_eval(raw), target.value) is False:
+        raise Refused(f"`{raw}` at {target.origin} implies the value {target.value!r} but does not hold it; "
+                      "change it by hand")
     return Edit(target.origin, python_value(raw, new))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Tuple
+from typing import Optional, Tuple
 
 from trainlint.core import Edit, Launcher, Origin, Setting, SourceKind, TrainingRun, Value
 from trainlint.fixers.editors.common import (
@@ -15,6 +15,7 @@ from trainlint.fixers.editors.common import (
     Refused,
     check_scalar,
     read_or_refuse,
+    same_value,
     spelling,
     split_quotes,
 )
@@ -164,6 +165,13 @@ def _separator(data: bytes, anchor_start: int, newline: str) -> str:
     return continued.group(1).decode("utf-8") + newline + indentation
 
 
+def switch_option(run: TrainingRun, name: str) -> Optional[Tuple[str, bool]]:
+    """The entry script's argparse switch `name` names (`use_lora` for `--use-lora`): the option as the script
+    writes it and the value it sets when given; None when `name` is no switch."""
+    wanted = name.replace("-", "_")
+    return next(((option, sets) for option, sets in run.facts.switches if option.replace("-", "_") == wanted), None)
+
+
 def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -> Edit:
     """A new `--flag value` after the last argument of the run's launch command."""
     if run.origin is None or run.origin.end_byte <= run.origin.start_byte:
@@ -178,9 +186,17 @@ def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -
         raise Refused("axolotl takes its settings from the recipe; its command accepts only its own options")
     anchor = _anchor(launch, run)
     name = spelling(run, knob_name, guess=False)
-    try:
-        value = shell_value("", new)
-    except CannotRender as error:
-        raise Refused(str(error)) from error
-    content = _separator(data, anchor.origin.start_byte, line_ending(data)) + f"--{name} {value}"
+    switch = switch_option(run, name)
+    if switch is not None:
+        # argparse's store_true: given bare it sets its value, and any value word after it stops the launch.
+        option, sets = switch
+        if same_value(sets, new) is not True:
+            raise Refused(f"`--{option}` is a switch that sets {sets}: adding it cannot set {new!r}")
+        written = f"--{option}"
+    else:
+        try:
+            written = f"--{name} {shell_value('', new)}"
+        except CannotRender as error:
+            raise Refused(str(error)) from error
+    content = _separator(data, anchor.origin.start_byte, line_ending(data)) + written
     return Edit(origin_of(run.origin.path, data, anchor.origin.end_byte, anchor.origin.end_byte), content)

@@ -43,7 +43,8 @@ def read_add_argument(values: ValueReader, node: cst.Call) -> Optional[FieldDefa
         )
     if action in ("store_true", "store_false") and not type_name:
         type_name = "bool"
-    return FieldDefault(dest, default, "argparse", options, type_name, ctx.origin(node))
+    switch_sets = {"store_true": True, "store_false": False}.get(action) if isinstance(action, str) else None
+    return FieldDefault(dest, default, "argparse", options, type_name, ctx.origin(node), switch_sets)
 
 
 def returns_remaining_strings(node: cst.Call) -> bool:
