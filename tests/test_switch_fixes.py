@@ -1,6 +1,7 @@
-"""argparse switches (`action="store_true"`) in fixes. The default a switch implies is no literal to rewrite:
+"""argparse options in fixes. The default a switch (`action="store_true"`) implies is no literal to rewrite:
 `action="store_true"` made `action=True` stops the script at start. Turning such a setting on gives the launch the
-switch, bare: `--gradient_checkpointing True` would stop it too."""
+switch, bare: `--gradient_checkpointing True` would stop it too. And a new flag is spelled as the script writes its
+option: argparse takes `--gradient-accumulation-steps` as written, not as `--gradient_accumulation_steps`."""
 from __future__ import annotations
 
 import shutil
@@ -50,3 +51,21 @@ def test_turning_a_switch_on_adds_it_to_the_launch_bare(cli, tmp_path):
     launcher = (folder / "run.sh").read_text()
     assert launcher.endswith("   --output_dir ./out \\\n   --gradient_checkpointing\n"), out + err
     assert "--gradient_checkpointing True" not in launcher
+
+
+def test_a_new_flag_is_spelled_as_the_script_writes_its_option(cli, tmp_path):
+    script = (DS_CHAT / "sft.py").read_text().replace('"--gradient_accumulation_steps"',
+                                                      '"--gradient-accumulation-steps"')
+    (tmp_path / "sft.py").write_text(script)
+    # checkpointing on, micro-batch 16 and the script's default accumulation: the port lowers the micro-batch and
+    # raises the accumulation
+    launcher = LAUNCHER.replace("   --gradient_accumulation_steps 8 \\\n", "   --gradient_checkpointing \\\n")
+    (tmp_path / "run.sh").write_text(launcher.replace("batch_size 8", "batch_size 16"))
+    # a second launcher of the repository runs the same script: its default is shared, even when the fix is asked
+    # for run.sh alone, so the flag goes on this launch
+    (tmp_path / "run_small.sh").write_text(launcher.replace("batch_size 8", "batch_size 1"))
+    (tmp_path / ".git").mkdir()
+    cli.run(tmp_path, "fix", "--gpu", "a100-40gb", "--num-gpus", "8", "--preserve-effective-batch", "run.sh")
+    written = (tmp_path / "run.sh").read_text()
+    assert "   --gradient-accumulation-steps " in written and "--gradient_accumulation_steps" not in written
+    assert (tmp_path / "sft.py").read_text() == script

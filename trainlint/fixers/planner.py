@@ -412,6 +412,10 @@ class Planner:
     def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
                     together: Tuple[str, ...] = ()) -> Edit:
         target = self._target(run, knob, winner, new, (*together, *_followers(run, knob, winner)))
+        if target is not None and target.origin is not None and file_kind(target.origin.path) == FileKind.PYTHON \
+                and target.origin.path != run.path and self._outside.naming(target.origin.path):
+            # An entry script that launchers the check did not read run too: its default is theirs as well.
+            target = None
         if target is None:
             if winner.kind in _BELOW_LAUNCHER and _passes_flags(run):
                 # The value is shared with other jobs: a flag on this job's command overrides it here only.

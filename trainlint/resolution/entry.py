@@ -168,12 +168,11 @@ class EntryFacts:
         """The script's command line is a python-fire function's signature."""
         return any(arg.owner == FIRE_OWNER for arg in self.argparse.values())
 
-    def switches(self) -> Tuple[Tuple[str, bool], ...]:
-        """The script's argparse switches (`store_true`, `store_false`) by option name without its dashes, each with
-        the value it sets when given bare."""
-        return tuple(sorted((option.lstrip("-"), arg.switch_sets) for arg in self.argparse.values()
-                            if arg.switch_sets is not None for option in arg.option_strings
-                            if option.startswith("--")))
+    def argparse_options(self) -> Tuple[Tuple[str, Optional[bool]], ...]:
+        """The script's argparse long options as written, without the dashes, each with the value it sets when given
+        bare for a switch (`store_true`, `store_false`), else None."""
+        return tuple(sorted((option[2:], arg.switch_sets) for arg in self.argparse.values()
+                            for option in arg.option_strings if option.startswith("--")))
 
     def own_flags(self) -> frozenset:
         """Flags the script defines itself (its dataclass fields and argparse options)."""

@@ -561,7 +561,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         visible_devices=build.launch.env.get("CUDA_VISIBLE_DEVICES"),
         flag_spellings=build.flag_spellings,
         refused_prefixes=build.refused_prefixes,
-        switches=facts.switches() if facts else (),
+        argparse_options=facts.argparse_options() if facts else (),
     )
 
 

@@ -168,8 +168,19 @@ def _separator(data: bytes, anchor_start: int, newline: str) -> str:
 def switch_option(run: TrainingRun, name: str) -> Optional[Tuple[str, bool]]:
     """The entry script's argparse switch `name` names (`use_lora` for `--use-lora`): the option as the script
     writes it and the value it sets when given; None when `name` is no switch."""
+    found = _argparse_option(run, name)
+    return (found[0], found[1]) if found is not None and found[1] is not None else None
+
+
+def _argparse_option(run: TrainingRun, name: str) -> Optional[Tuple[str, Optional[bool]]]:
+    """The entry script's argparse option `name` names, as the script writes it: argparse takes `--seq-length` as
+    written, not as `--seq_length` (HfArgumentParser takes both)."""
+    options = run.facts.argparse_options
+    exact = next(((option, sets) for option, sets in options if option == name), None)
+    if exact is not None:
+        return exact
     wanted = name.replace("-", "_")
-    return next(((option, sets) for option, sets in run.facts.switches if option.replace("-", "_") == wanted), None)
+    return next(((option, sets) for option, sets in options if option.replace("-", "_") == wanted), None)
 
 
 def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -> Edit:
@@ -194,8 +205,9 @@ def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -
             raise Refused(f"`--{option}` is a switch that sets {sets}: adding it cannot set {new!r}")
         written = f"--{option}"
     else:
+        option = _argparse_option(run, name)
         try:
-            written = f"--{name} {shell_value('', new)}"
+            written = f"--{option[0] if option is not None else name} {shell_value('', new)}"
         except CannotRender as error:
             raise Refused(str(error)) from error
     content = _separator(data, anchor.origin.start_byte, line_ending(data)) + written
