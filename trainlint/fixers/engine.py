@@ -4,12 +4,13 @@ job, and repeat until nothing applicable is left. `--diff` runs the same rounds 
 memory and shows the final diff."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from trainlint.checks.tl304_broken_line_continuation import BrokenLineContinuation
-from trainlint.core import Applicability, Finding, Isolation, TrainingRun, Unknown, Value
+from trainlint.core import Applicability, Finding, Isolation, Severity, TrainingRun, Unknown, Value
 from trainlint.fixers.edits import apply_edits, by_path, collides_with_any, unified_diff
 from trainlint.fixers.journal import recover_locked
 from trainlint.fixers.lock import TreeBusy, TreeLock
@@ -171,11 +172,24 @@ def _syntax_findings(result: LintResult, paths: Sequence[str]) -> int:
     return sum(1 for f in result.findings if f.code == "TL001" and f.path in paths)
 
 
+# Errors that stop a launch before it trains: a flag the entry point refuses, a value it cannot take, a file it names
+# that is not there. A fix that adds one breaks the job it meant to port.
+_LAUNCH_ERRORS = ("TL302", "TL303", "TL305")
+
+
+def _launch_errors(result: LintResult) -> Counter:
+    return Counter(f.code for f in result.findings if f.code in _LAUNCH_ERRORS and f.severity == Severity.ERROR)
+
+
 def _job_problem(before: LintResult, after: LintResult, touched: Sequence[str], preserve: bool,
                  plans: Sequence[PlannedFix]) -> Optional[str]:
     """What went wrong with the whole job after writing, judged by reading it again."""
     if _syntax_findings(after, touched) > _syntax_findings(before, touched):
         return "a rewritten file no longer parses"
+    added = _launch_errors(after) - _launch_errors(before)
+    if added:
+        first = next(f for f in after.findings if f.code in added and f.severity == Severity.ERROR)
+        return f"a job would stop at start ({first.code} at {first.origin or first.path}: {first.message})"
     old, new = _effective_batches(before), _effective_batches(after)
     for key, (run, _batch) in old.items():
         if key not in new:
@@ -352,6 +366,10 @@ class FixSession:
             self._abandon(files, outcome, current, failure)
             changed = []
             result = files.lint(self.lint)
+        except Exception as failure:
+            # A fault of trainlint's own after a round was written: the edits were never checked, so they go too.
+            self._abandon(files, outcome, current, failure)
+            raise
         outcome.files_changed = sorted(changed)
         outcome.result = result
         outcome.after = _effective_batches(result)

@@ -69,3 +69,35 @@ def test_a_new_flag_is_spelled_as_the_script_writes_its_option(cli, tmp_path):
     written = (tmp_path / "run.sh").read_text()
     assert "   --gradient-accumulation-steps " in written and "--gradient_accumulation_steps" not in written
     assert (tmp_path / "sft.py").read_text() == script
+
+
+def test_a_fix_that_would_stop_the_launch_is_undone(cli, tmp_path, monkeypatch):
+    # Were a new flag spelled as no option of the script (TL305: argparse refuses it at start), the fix would break
+    # the job it ports: the engine reads the job again after the round and undoes it.
+    from trainlint.fixers.editors import shell
+
+    monkeypatch.setattr(shell, "spelling", lambda *args, **kwargs: "no_such_option")
+    folder = _job(tmp_path)
+    launcher = LAUNCHER.replace("   --gradient_accumulation_steps 8 \\\n", "   --gradient_checkpointing \\\n")
+    (folder / "run.sh").write_text(launcher.replace("batch_size 8", "batch_size 16"))
+    (folder / "run_small.sh").write_text(launcher.replace("batch_size 8", "batch_size 1"))
+    (folder / ".git").mkdir()
+    before = (folder / "run.sh").read_text()
+    code, out, err = cli.run(folder, "fix", "--gpu", "a100-40gb", "--num-gpus", "8", "--preserve-effective-batch",
+                             "run.sh")
+    assert (folder / "run.sh").read_text() == before
+    assert "the fixes were undone: a job would stop at start (TL305" in out + err
+
+
+def test_a_fault_after_a_round_is_written_puts_the_files_back(cli, tmp_path, monkeypatch):
+    from trainlint.fixers import engine
+
+    def fault(*args, **kwargs):
+        raise RuntimeError("checking the round failed")
+
+    monkeypatch.setattr(engine, "_job_problem", fault)
+    folder = _job(tmp_path)
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    code, out, err = cli.run(folder, "fix", "--gpu", "a100-40gb", "--num-gpus", "8", "run.sh")
+    assert code == 2 and "internal error" in err
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
