@@ -421,6 +421,8 @@ class RunFacts:
     flag_spellings: Tuple[Tuple[str, str], ...] = ()
     # Flags a parser built with `allow_abbrev=False` refuses: (name as written, the option it would abbreviate).
     refused_prefixes: Tuple[Tuple[str, str], ...] = ()
+    # Flags argparse refuses for their dashes and underscores: (name as written, the option as the script writes it).
+    misspelled_options: Tuple[Tuple[str, str], ...] = ()
     # The entry script's argparse long options as it writes them, without the dashes (`seq-length`), each with the
     # value it sets when given bare for a switch (`store_true`: True), else None (it takes a value).
     argparse_options: Tuple[Tuple[str, Optional[bool]], ...] = ()

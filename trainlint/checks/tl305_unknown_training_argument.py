@@ -67,7 +67,9 @@ class UnknownTrainingArgument(Rule):
     A python-fire function (`fire.Fire(train)`) runs with the flags it takes and leaves the others over: the
     job trains without the flag, and fire fails on it only once the function returns (a warning).
     A unique prefix of a long option (`--per_device_train 8`) is that option, as argparse takes it, unless
-    the parser is built with `allow_abbrev=False` (Megatron's): then the job stops at start.
+    the parser is built with `allow_abbrev=False` (Megatron's): then the job stops at start. argparse takes an
+    option only as written: `--seq_length` for `--seq-length` stops the job (HfArgumentParser's dataclass
+    fields and python-fire take either spelling).
     A script that reads the leftovers itself (`args, unknown = parser.parse_known_args()`, then applies
     `unknown` to a config or hands it to another command) is not reported: their effect is unknown. Nor
     are the words after a standalone `--`, which argparse hands on as positional arguments.
@@ -127,6 +129,12 @@ class UnknownTrainingArgument(Rule):
         Example("a prefix, where the parser is built with allow_abbrev=False",
                 {"finetune.sh": "torchrun --nproc_per_node 2 pretrain.py --micro-batch 8 --seq-length 4096\n",
                  "pretrain.py": _NO_PREFIX_PY}, True, at="finetune.sh:1:41"),
+        Example("underscores for an argparse option written with dashes",
+                {"finetune.sh": "torchrun --nproc_per_node 2 pretrain.py --micro_batch_size 8\n",
+                 "pretrain.py": _NO_PREFIX_PY.replace("(allow_abbrev=False)", "()")}, True, at="finetune.sh:1:41"),
+        Example("a dataclass field written with dashes, which HfArgumentParser also takes",
+                {"finetune.sh": _LAUNCHER.format(flag="--model-max-length 512"),
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
         Example("flags the dataclasses define", {"finetune.sh": _LAUNCHER.format(flag="--model_max_length 512"),
                                                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
     )
@@ -140,6 +148,7 @@ class UnknownTrainingArgument(Rule):
             if pin is not None and pin.origin is not None else ()
         spelled = {written for written, _option in run.facts.flag_spellings}
         would_abbreviate = dict(run.facts.refused_prefixes)
+        misspelled = dict(run.facts.misspelled_options)
         for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
             fire = run.facts.fire_command
@@ -148,6 +157,9 @@ class UnknownTrainingArgument(Rule):
                 if problem is None:
                     continue
                 refused, related = f"`--{name}` {problem}", pinned_here
+            elif name in misspelled:
+                refused, related = (f"`--{name}` is not an argument of the entry script's parser: argparse takes "
+                                    f"`--{misspelled[name]}` only as written"), ()
             elif normalized in accepted or name in accepted or name in spelled:
                 continue
             else:

@@ -149,6 +149,20 @@ class EntryFacts:
         """The option a flag would abbreviate, had the parser not been built with `allow_abbrev=False`."""
         return self._prefix_of(name) if self.refuses_abbreviations and not self.fire_command else None
 
+    def misspelled_option(self, name: str) -> Optional[str]:
+        """The argparse option a flag names only with its dashes and underscores swapped (`--seq_length` for
+        `--seq-length`), which argparse refuses: it takes an option as written. None when the flag is written as an
+        option, names a dataclass field (HfArgumentParser takes both spellings of those) or a python-fire parameter."""
+        normalized = name.replace("-", "_")
+        dataclass_field = normalized in self.fields or (self.inherits_hf and normalized in HF_TRAINING_ARGUMENTS_FIELDS)
+        if self.fire_command or dataclass_field:
+            return None
+        written = sorted({option[2:] for arg in self.argparse.values() for option in arg.option_strings
+                          if option.startswith("--")})
+        if name in written:
+            return None
+        return next((option for option in written if option.replace("-", "_") == normalized), None)
+
     @property
     def refuses_abbreviations(self) -> bool:
         """The script's parser is built with `allow_abbrev=False`."""

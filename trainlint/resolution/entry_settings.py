@@ -3,7 +3,7 @@ defaults, the keywords it hands TrainingArguments and the values it assigns afte
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import K, coerce, coerce_as, knob_for
@@ -84,17 +84,25 @@ def data_batch(facts: Optional[EntryFacts], flags: Flags) -> Optional[Setting]:
 def flag_spellings(facts: Optional[EntryFacts], flags: Flags) -> Tuple[Tuple[str, str], ...]:
     """(name as written, the option it names) of each flag the parser takes under another spelling: argparse's
     unique prefix (`--per_device_train`), python-fire's `--noname`."""
-    if facts is None:
-        return ()
-    return tuple((name, option) for name in flags if (option := facts.full_option(name)) is not None)
+    return _options_named(flags, facts.full_option if facts is not None else None)
 
 
 def refused_prefixes(facts: Optional[EntryFacts], flags: Flags) -> Tuple[Tuple[str, str], ...]:
     """(name as written, the option it would abbreviate) of each flag a parser built with `allow_abbrev=False`
     refuses for being a prefix."""
-    if facts is None:
+    return _options_named(flags, facts.refused_prefix if facts is not None else None)
+
+
+def misspelled_options(facts: Optional[EntryFacts], flags: Flags) -> Tuple[Tuple[str, str], ...]:
+    """(name as written, the argparse option it names with dashes and underscores swapped) of each flag argparse
+    refuses for that (`--seq_length` for `--seq-length`)."""
+    return _options_named(flags, facts.misspelled_option if facts is not None else None)
+
+
+def _options_named(flags: Flags, option_of: Optional[Callable[[str], Optional[str]]]) -> Tuple[Tuple[str, str], ...]:
+    if option_of is None:
         return ()
-    return tuple((name, option) for name in flags if (option := facts.refused_prefix(name)) is not None)
+    return tuple((name, option) for name in flags if (option := option_of(name)) is not None)
 
 
 def command_flags(facts: Optional[EntryFacts], flags: Flags, positionals: Sequence[Setting],

@@ -44,6 +44,7 @@ from trainlint.resolution.entry_settings import (
     data_batch,
     flag_spellings,
     launcher_settings,
+    misspelled_options,
     refused_prefixes,
 )
 from trainlint.resolution.flags import as_flag, key_value, last_by_name, option_value, parse_flags
@@ -97,6 +98,7 @@ class JobBuild:
     flags: Tuple[Tuple[str, Setting], ...] = ()
     flag_spellings: Tuple[Tuple[str, str], ...] = ()
     refused_prefixes: Tuple[Tuple[str, str], ...] = ()
+    misspelled_options: Tuple[Tuple[str, str], ...] = ()
     batch_multiplier: Optional[Setting] = None
     job_launcher: Optional[Launcher] = None  # the job's own launcher, when another one starts its processes
     recipe: Optional[str] = None
@@ -146,6 +148,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
     build.flag_spellings = flag_spellings(build.facts, flags)
     build.refused_prefixes = refused_prefixes(build.facts, flags)
+    build.misspelled_options = misspelled_options(build.facts, flags)
     flags = command_flags(build.facts, flags, positionals, build.flag_spellings)
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
     gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
@@ -561,6 +564,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         visible_devices=build.launch.env.get("CUDA_VISIBLE_DEVICES"),
         flag_spellings=build.flag_spellings,
         refused_prefixes=build.refused_prefixes,
+        misspelled_options=build.misspelled_options,
         argparse_options=facts.argparse_options() if facts else (),
     )
 
