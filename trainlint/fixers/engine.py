@@ -186,7 +186,11 @@ def _job_problem(before: LintResult, after: LintResult, touched: Sequence[str], 
     """What went wrong with the whole job after writing, judged by reading it again."""
     if _syntax_findings(after, touched) > _syntax_findings(before, touched):
         return "a rewritten file no longer parses"
-    added = _launch_errors(after) - _launch_errors(before)
+    # Settings the round wrote: a flag or value of its own making that the entry point refuses. (A text repair, such as
+    # joining the lines a comment cut off a command, may bring to light flags the script never took: those are the
+    # launcher's own, and the repair goes ahead.)
+    writes_settings = any(plan.finding.fix is not None and plan.finding.fix.changes for plan in plans)
+    added = _launch_errors(after) - _launch_errors(before) if writes_settings else Counter()
     if added:
         first = next(f for f in after.findings if f.code in added and f.severity == Severity.ERROR)
         return f"a job would stop at start ({first.code} at {first.origin or first.path}: {first.message})"
