@@ -1,7 +1,9 @@
-"""argparse options in fixes. The default a switch (`action="store_true"`) implies is no literal to rewrite:
-`action="store_true"` made `action=True` stops the script at start. Turning such a setting on gives the launch the
-switch, bare: `--gradient_checkpointing True` would stop it too. And a new flag is spelled as the script writes its
-option: argparse takes `--gradient-accumulation-steps` as written, not as `--gradient_accumulation_steps`."""
+"""Fixes of jobs whose entry script parses its own options with argparse (DeepSpeed-Chat's and OpenRLHF's style).
+The default a switch (`action="store_true"`) implies is no literal to rewrite: `action="store_true"` made
+`action=True` stops the script at start. Turning such a setting on gives the launch the switch, bare:
+`--gradient_checkpointing True` would stop it too. A new flag is spelled as the script writes its option: argparse
+takes `--gradient-accumulation-steps` as written, not as `--gradient_accumulation_steps`. And a script that builds
+its DeepSpeed config from its own `--zero_stage` may be ported to ZeRO-3 by rewriting that number."""
 from __future__ import annotations
 
 import shutil
@@ -12,6 +14,8 @@ import pytest
 from trainlint.core import Origin, Setting, SourceKind
 from trainlint.fixers.editors import Refused
 from trainlint.fixers.editors.python import replace_value
+from trainlint.linter import lint, make_target
+from trainlint.memory.plans import chosen_plan
 
 DS_CHAT = Path(__file__).parent / "samples" / "python" / "ds_chat_style"
 # A 13B full fine-tune at micro-batch 8 without checkpointing: on 40 GB cards the port turns checkpointing on.
@@ -28,10 +32,36 @@ deepspeed --num_gpus 8 sft.py \\
 """
 
 
-def _job(tmp_path: Path) -> Path:
+# A 13B full fine-tune at micro-batch 1 with checkpointing under ZeRO-2: on 40 GB cards the port is ZeRO-3.
+ZERO2_LAUNCHER = LAUNCHER.replace("batch_size 8", "batch_size 1").replace(
+    "   --zero_stage 3", "   --gradient_checkpointing \\\n   --zero_stage 2")
+
+
+def _job(tmp_path: Path, launcher: str = LAUNCHER) -> Path:
     shutil.copy(DS_CHAT / "sft.py", tmp_path / "sft.py")
-    (tmp_path / "run.sh").write_text(LAUNCHER)
+    (tmp_path / "run.sh").write_text(launcher)
     return tmp_path
+
+
+def test_the_plan_shards_at_zero_3_through_the_flag(tmp_path):
+    target = make_target("a100-40gb", None, 8)
+    [run] = lint([_job(tmp_path, ZERO2_LAUNCHER) / "run.sh"], target).scan.runs
+    plan = chosen_plan(run, target.gpu, 8)
+    assert plan is not None and plan.safe and plan.overrides == {"zero_stage": 3}
+
+
+def test_fix_rewrites_the_number_the_launcher_passes(cli, tmp_path):
+    folder = _job(tmp_path, ZERO2_LAUNCHER)
+    code, out, err = cli.run(folder, "fix", "--gpu", "a100-40gb", "--num-gpus", "8", "run.sh")
+    assert (folder / "run.sh").read_text() == ZERO2_LAUNCHER.replace("--zero_stage 2", "--zero_stage 3"), out + err
+
+
+def test_a_stage_from_a_variable_is_rewritten_at_the_variable(cli, tmp_path):
+    launcher = ZERO2_LAUNCHER.replace("--zero_stage 2", "--zero_stage $ZERO_STAGE").replace(
+        "#!/bin/bash\n", "#!/bin/bash\nZERO_STAGE=2\n")
+    folder = _job(tmp_path, launcher)
+    cli.run(folder, "fix", "--gpu", "a100-40gb", "--num-gpus", "8", "run.sh")
+    assert (folder / "run.sh").read_text() == launcher.replace("ZERO_STAGE=2\n", "ZERO_STAGE=3\n")
 
 
 def test_a_literal_that_implies_the_value_is_not_rewritten():

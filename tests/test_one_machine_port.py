@@ -40,19 +40,19 @@ def test_a_machine_smaller_than_one_node_is_left_to_a_person(cli, tmp_path):
 
 
 def test_a_node_count_written_apart_from_the_gpu_count_is_left_to_a_person(cli, tmp_path):
-    repo = _repo(tmp_path, "one_machine_port")
-    before = (repo / "shell" / "sft_fixed_nodes.sh").read_bytes()
-    code, out, err = cli.run(repo, "fix", *ONE_MACHINE, "shell/sft_fixed_nodes.sh")
-    assert (repo / "shell" / "sft_fixed_nodes.sh").read_bytes() == before
-    assert ("the launch spans 4 nodes; change its GPU count by hand: its node count at shell/sft_fixed_nodes.sh:6:6 "
+    repo = _repo(tmp_path, "ports/srun_multinode")
+    before = (repo / "fixed_nodes.sh").read_bytes()
+    code, out, err = cli.run(repo, "fix", *ONE_MACHINE, "fixed_nodes.sh")
+    assert (repo / "fixed_nodes.sh").read_bytes() == before
+    assert ("the launch spans 4 nodes; change its GPU count by hand: its node count at fixed_nodes.sh:6:6 "
             "does not follow the GPU count") in out + err
 
 
 def test_a_per_node_count_beside_a_node_count_is_left_to_a_person(cli, tmp_path):
-    repo = _repo(tmp_path, "one_machine_port")
-    before = (repo / "shell" / "sft_torchrun_2nodes.sh").read_bytes()
-    code, out, err = cli.run(repo, "fix", *ONE_MACHINE, "shell/sft_torchrun_2nodes.sh")
-    assert (repo / "shell" / "sft_torchrun_2nodes.sh").read_bytes() == before
+    repo = _repo(tmp_path, "ports/srun_multinode")
+    before = (repo / "torchrun_2nodes.sh").read_bytes()
+    code, out, err = cli.run(repo, "fix", *ONE_MACHINE, "torchrun_2nodes.sh")
+    assert (repo / "torchrun_2nodes.sh").read_bytes() == before
     # --nproc_per_node already says 8: only --nnodes differs, and it is not a count trainlint rewrites
     assert ("the launch spans 2 nodes; change its GPU count by hand: its node count at "
-            "shell/sft_torchrun_2nodes.sh:4:19 is written on its own") in out + err
+            "torchrun_2nodes.sh:4:19 is written on its own") in out + err

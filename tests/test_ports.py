@@ -362,13 +362,14 @@ def test_a_multi_node_srun_layout_is_ported_to_one_node_by_its_total(tmp_path):
     folder = tmp_path / "srun"
     shutil.copytree(PORTS / "srun_multinode", folder)
     settings = load_settings([folder], gpu="a100-80gb", num_gpus=8, isolated=True)
-    [finding] = [f for f in lint([folder], make_target("a100-80gb", None, 8)).findings if f.code == "TL112"]
+    [finding] = [f for f in lint([folder / "train.sh"], make_target("a100-80gb", None, 8)).findings
+                 if f.code == "TL112"]
     assert finding.severity.value == "warning" and "4 nodes × 8 GPUs" in finding.message
-    result = fix([folder], settings, preserve_effective_batch=True)
+    result = fix([folder / "train.sh"], settings, preserve_effective_batch=True)
     assert not any(plan.code == "TL112" for plan in result.outcome.left)
     launcher = (folder / "train.sh").read_text()
     assert "GPUS=${GPUS:-8}\n" in launcher and "NODES=$((GPUS / GPUS_PER_NODE))\n" in launcher
-    [run] = lint([folder], make_target("a100-80gb", None, 8)).scan.runs
+    [run] = lint([folder / "train.sh"], make_target("a100-80gb", None, 8)).scan.runs
     assert (run.known("world_size"), run.known("gradient_accumulation_steps")) == (8, 4)
 
 

@@ -5,7 +5,7 @@ NODES=4
 
 srun --nodes=${NODES} --ntasks=${GPUS} --ntasks-per-node=8 \
   python -u train.py \
-  --deepspeed zero2.json \
+  --deepspeed zero3.json \
   --model_name_or_path lmsys/vicuna-7b-v1.5 \
   --bf16 True \
   --per_device_train_batch_size 4 \
