@@ -6,7 +6,7 @@ the memory model, which judges a backward pass, does not apply to it."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from trainlint.readers.facts import StepGate
 from trainlint.readers.python.tree_nodes import breadth_first, breadth_first_all
@@ -54,9 +54,9 @@ def _argument_equals(test: ast.expr) -> Optional[Tuple[str, str]]:
     return (left.attr, right.value) if is_args else None
 
 
-def _own_calls(statements: Iterable[ast.stmt], methods: Methods, hf: bool = False) -> set:
+def _own_calls(statements: Iterable[ast.stmt], methods: Methods, hf: bool = False) -> Set[str]:
     """The methods of the class called as `self.name(...)` in `statements` (HF's training_step too, with `hf`)."""
-    called = set()
+    called: Set[str] = set()
     for node in breadth_first_all(statements):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" \
@@ -68,7 +68,7 @@ def _own_calls(statements: Iterable[ast.stmt], methods: Methods, hf: bool = Fals
 def _backpropagates(method: ast.AST, methods: Methods) -> bool:
     """Whether `method`, or a method of the class it calls (transitively), calls `.backward(...)` or HF's
     training_step; an unknown call counts as none (the class's own code is all that is read)."""
-    seen = set()
+    seen: Set[int] = set()
     pending = [method]
     while pending:
         current = pending.pop()
