@@ -373,7 +373,9 @@ class Planner:
         count written on its own (`--nnodes 2`, a hostfile, `#SBATCH --nodes`) stays for a person to change."""
         by_hand = f"the launch spans {stated.nodes} nodes; change its GPU count by hand"
         per_node, uneven = divmod(stated.count, stated.nodes)
-        if uneven or new != per_node:
+        if uneven:
+            raise Refused(f"{by_hand} (its {stated.count} GPUs are not the same on each node)")
+        if new != per_node:
             raise Refused(f"{by_hand} (each of its nodes has {per_node} GPUs, the machine {new})")
         nodes = stated.node_source
         if nodes is None or nodes.origin is None:

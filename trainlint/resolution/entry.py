@@ -157,8 +157,7 @@ class EntryFacts:
         dataclass_field = normalized in self.fields or (self.inherits_hf and normalized in HF_TRAINING_ARGUMENTS_FIELDS)
         if self.fire_command or dataclass_field:
             return None
-        written = sorted({option[2:] for arg in self.argparse.values() for option in arg.option_strings
-                          if option.startswith("--")})
+        written = [option for option, _sets in self.argparse_options()]
         if name in written:
             return None
         return next((option for option in written if option.replace("-", "_") == normalized), None)

@@ -17,15 +17,10 @@ from trainlint.readers.python.tree_nodes import breadth_first
 from trainlint.readers.source import read_source
 
 
-def read_class_bases(path: Union[str, Path]) -> ClassBases:
-    """Each class the module defines (at any depth; the first of a name wins) with its bases as written; empty when
-    the file cannot be read or parsed. Never raises."""
-    return read_class_headers(path).bases
-
-
 def read_class_headers(path: Union[str, Path]) -> ClassHeaders:
-    """The module's classes with their bases, and its forward-only step gates (`trainlint.readers.python.step_gates`);
-    empty when the file cannot be read or parsed. Never raises."""
+    """Each class the module defines (at any depth; the first of a name wins) with its bases as written, and the
+    module's forward-only step gates (`trainlint.readers.python.step_gates`); empty when the file cannot be read or
+    parsed. Never raises."""
     source = read_source(path)
     if isinstance(source, Diagnostic) or "class " not in source.text:
         return ClassHeaders()
