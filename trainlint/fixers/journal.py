@@ -9,6 +9,10 @@ names every one of those files and says how far the fix got:
   new) and deletes the old copies.
 - `rollback`: the fix was being undone; recovery puts the old copies back (every target is old).
 
+A file the fix creates has no old copy (its entry's `old` is empty), and is put in place with a hard
+link, which never writes over a file that appeared meanwhile; undoing it removes it. A file the fix
+removes (undoing a creation) has no staged file (`new` is empty).
+
 The journal is written to a temp file, fsynced and renamed into place, and its folder fsynced, so
 it is always one whole state. Every trainlint command recovers a journal it finds before doing
 anything else (`recover`), unless a live fix holds the tree's lock."""
@@ -37,8 +41,8 @@ class JournalState(str, Enum):
 @dataclass(frozen=True)
 class JournalEntry:
     target: str
-    new: str
-    old: str
+    new: str  # "": the fix removes the target
+    old: str  # "": the fix creates the target
 
 
 @dataclass(frozen=True)
@@ -95,24 +99,71 @@ def read_journal(root: Path) -> Optional[Journal]:
 
 
 def _unlink(path: str) -> None:
+    if not path:
+        return
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
 
 
+def commit_entry(entry: JournalEntry) -> None:
+    """One target takes its new state: the staged file renamed over it, linked in place of nothing (a file that
+    appeared meanwhile raises FileExistsError), or the target removed."""
+    if not entry.new:
+        _unlink(entry.target)
+    elif entry.old:
+        os.replace(entry.new, entry.target)
+    else:
+        _create(entry)
+
+
+def _create(entry: JournalEntry) -> None:
+    try:
+        os.link(entry.new, entry.target, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: a rename, once more sure nothing is there
+        if os.path.lexists(entry.target):
+            raise FileExistsError(entry.target) from None
+        os.replace(entry.new, entry.target)
+        return
+    _unlink(entry.new)
+
+
 def _put_back(entry: JournalEntry) -> None:
     """The target is the old file again (renaming a hard link onto the same file does nothing,
-    so the old name is removed afterwards)."""
+    so the old name is removed afterwards); a created one is removed."""
+    if not entry.old:
+        _remove_created(entry)
+        return
     if os.path.lexists(entry.old):
         os.replace(entry.old, entry.target)
         _unlink(entry.old)
     _unlink(entry.new)
 
 
-def _finish(entry: JournalEntry) -> None:
+def _remove_created(entry: JournalEntry) -> None:
+    """Undo a creation. While the staged file is there, the target is ours only when it is that same file (a
+    link not made yet leaves whatever is at the target alone); once it is gone, the link was made."""
     if os.path.lexists(entry.new):
-        os.replace(entry.new, entry.target)
+        if os.path.lexists(entry.target) and os.path.samefile(entry.new, entry.target):
+            _unlink(entry.target)
+        _unlink(entry.new)
+    else:
+        _unlink(entry.target)
+
+
+def _finish(entry: JournalEntry) -> None:
+    if not entry.new:
+        _unlink(entry.target)
+    elif os.path.lexists(entry.new):
+        if entry.old:
+            os.replace(entry.new, entry.target)
+        elif not os.path.lexists(entry.target):
+            _create(entry)
+        else:  # linked before the crash (the same file), or a file appeared there: never written over
+            _unlink(entry.new)
     _unlink(entry.old)
 
 

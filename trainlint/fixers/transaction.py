@@ -6,8 +6,11 @@
 Before anything is written every target is checked: a regular file inside the tree (a symbolic
 link is followed only to a file inside it), writable, owned by the user (or trainlint runs as root
 and gives the new file the old owner), and still holding exactly the bytes the fix was planned
-against. Then the journal protocol of `trainlint.fixers.journal` stages and commits. An exception or
-a signal (see `interruptible`) before the journal says `commit` rolls everything back.
+against. A file the round creates (`expected` None) must not exist, in a folder of the tree the user
+may write; it is never written over one that appears meanwhile. A file the round removes (`new` None,
+the undoing of a creation) must still hold what was planned. Then the journal protocol of
+`trainlint.fixers.journal` stages and commits. An exception or a signal (see `interruptible`) before
+the journal says `commit` rolls everything back.
 
 Fault injection for the crash tests, and for running them by hand: `TRAINLINT_FAULT_AT=rename:N`
 ends the process with `os._exit(137)` (no cleanup, as SIGKILL would) just before the N-th rename of a
@@ -22,7 +25,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from trainlint.fixers.journal import (
     NEW_SUFFIX,
@@ -30,6 +33,7 @@ from trainlint.fixers.journal import (
     Journal,
     JournalEntry,
     JournalState,
+    commit_entry,
     fsync_dir,
     remove_journal,
     settle,
@@ -54,8 +58,8 @@ class FixInterrupted(BaseException):
 @dataclass(frozen=True)
 class FileChange:
     path: Path  # as the lint named it (may be a symbolic link inside the tree)
-    expected: bytes  # what the fix was planned against
-    new: bytes
+    expected: Optional[bytes]  # what the fix was planned against; None: the file does not exist yet
+    new: Optional[bytes]  # None: the file is removed
 
 
 def _fault(step: str, index: int) -> None:
@@ -126,12 +130,14 @@ def _read_target(real: Path, shown: str) -> Tuple[os.stat_result, bytes]:
 class _Target:
     change: FileChange
     real: Path
-    info: os.stat_result
+    info: Optional[os.stat_result]  # None: a file the change creates
 
 
 def check_target(change: FileChange, roots: Sequence[Path]) -> _Target:
     """Why `change` may not be written (FixRefused), or the file to write."""
     shown = str(change.path)
+    if change.expected is None:
+        return _check_new_file(change, roots)
     try:
         real = Path(os.path.realpath(change.path, strict=True))
     except (OSError, RuntimeError):
@@ -150,11 +156,43 @@ def check_target(change: FileChange, roots: Sequence[Path]) -> _Target:
     return _Target(change, real, info)
 
 
+def _check_new_file(change: FileChange, roots: Sequence[Path]) -> _Target:
+    """The file a change creates: absent, in a folder of the tree (links followed) the user may write."""
+    shown = str(change.path)
+    if change.new is None:
+        raise FixRefused(f"{shown}: nothing to create")
+    try:
+        folder = Path(os.path.realpath(change.path.parent, strict=True))
+    except (OSError, RuntimeError):
+        raise FixRefused(f"the folder of {shown} does not exist") from None
+    real = folder / change.path.name
+    if not _within(real, roots):
+        raise FixRefused(f"{shown} leads outside the scanned tree (to {real}); trainlint does not write there")
+    if os.path.lexists(real):
+        raise FixRefused(f"{shown} already exists; trainlint does not write over a file it did not plan against")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FixRefused(f"{shown} cannot be created: its folder is read-only")
+    return _Target(change, real, None)
+
+
+def _unchanged(target: _Target) -> bool:
+    """The target is as the change was planned against: the same bytes, or still nothing."""
+    if target.info is None:
+        return not os.path.lexists(target.real)
+    return _read_target(target.real, str(target.change.path))[1] == target.change.expected
+
+
 def _stage_file(target: _Target, new_name: str) -> None:
     descriptor = os.open(new_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.write(descriptor, target.change.new) if target.change.new else None
         info = target.info
+        if info is None:  # a new file: the user's owner and group, the mode the umask leaves
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(descriptor, 0o666 & ~umask)
+            os.fsync(descriptor)
+            return
         if os.geteuid() == 0:
             os.fchown(descriptor, info.st_uid, info.st_gid)
         elif info.st_gid != os.getegid():
@@ -169,6 +207,7 @@ def _stage_file(target: _Target, new_name: str) -> None:
 def _keep_old(target: _Target, old_name: str) -> None:
     """The old file under a second name, for a rollback: a hard link (the same file, owner and mode
     included), or a copy where links are not allowed."""
+    assert target.info is not None and target.change.expected is not None  # a created file has no old one
     try:
         os.link(target.real, old_name, follow_symlinks=False)
     except OSError:
@@ -198,26 +237,28 @@ class Transaction:
 
     def apply(self, changes: Sequence[FileChange]) -> None:
         targets = [check_target(change, self.roots) for change in changes]
-        entries = [JournalEntry(str(t.real), *_names(t.real)) for t in targets]
+        entries = [_entry(target) for target in targets]
         journal = Journal(JournalState.STAGED, tuple(entries))
         write_journal(self.root, journal)
         committing = False
         try:
             for index, (target, entry) in enumerate(zip(targets, entries), start=1):
                 _fault("stage", index)
-                _stage_file(target, entry.new)
-                _keep_old(target, entry.old)
+                if entry.new:
+                    _stage_file(target, entry.new)
+                if entry.old:
+                    _keep_old(target, entry.old)
             for folder in {t.real.parent for t in targets}:
                 fsync_dir(folder)
             for target in targets:  # the last look before the point of no return
-                if _read_target(target.real, str(target.change.path))[1] != target.change.expected:
+                if not _unchanged(target):
                     raise FixRefused(f"{target.change.path} changed while the fix was being written")
             with signals_held():
                 write_journal(self.root, Journal(JournalState.COMMIT, tuple(entries)))
                 committing = True
             for index, entry in enumerate(entries, start=1):
                 _fault("rename", index)
-                os.replace(entry.new, entry.target)
+                commit_entry(entry)
             with signals_held():
                 settle(self.root, Journal(JournalState.COMMIT, tuple(entries)))
         except BaseException:
@@ -228,6 +269,13 @@ class Transaction:
                 else:
                     settle(self.root, journal)
             raise
+
+
+def _entry(target: _Target) -> JournalEntry:
+    """The journal's names for one target: no staged file for a removal, no kept one for a creation."""
+    new, old = _names(target.real)
+    return JournalEntry(str(target.real), new if target.change.new is not None else "",
+                        old if target.change.expected is not None else "")
 
 
 def drop_journal(root: Path) -> None:
