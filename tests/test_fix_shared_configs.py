@@ -1,6 +1,6 @@
 """`trainlint fix scripts/finetune.sh` reads one launcher; the DeepSpeed config it names may serve the repository's
-other scripts too (LLaVA's `scripts/zero3.json`). A port that would edit that config is left for a human, as it is
-when the whole repository is checked, instead of changing jobs the check did not read."""
+other scripts too (LLaVA's `scripts/zero3.json`). A port that would edit that config does not, as it does not when the
+whole repository is checked, instead of changing jobs the check did not read: the job gets a copy of its own."""
 from __future__ import annotations
 
 import json
@@ -33,7 +33,19 @@ def test_a_config_other_launchers_name_is_not_edited_for_one_of_them(cli, tmp_pa
     folder = _repository(tmp_path, other)
     _, out, _ = _fix(cli, folder)
     assert (folder / "scripts/zero3.json").read_text() == _ZERO3
-    assert (folder / "scripts/finetune.sh").read_text() == _LAUNCHER  # the port is one plan: none of it is applied
+    # The job gets a copy of the config of its own, with the offload the port needs (test_own_configs.py).
+    launcher = (folder / "scripts/finetune.sh").read_text()
+    assert "--deepspeed ./scripts/finetune_zero3_offload.json" in launcher
+    assert "--per_device_train_batch_size 4 --gradient_accumulation_steps 4" in launcher
+    own = json.loads((folder / "scripts/finetune_zero3_offload.json").read_text())
+    assert own["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
+    assert {**own, "zero_optimization": None} == {**json.loads(_ZERO3), "zero_optimization": None}
+    # Without a place for the copy, the port is one plan: none of it is applied.
+    folder = _repository(tmp_path / "taken", other)
+    (folder / "scripts/finetune_zero3_offload.json").write_text("{}\n")
+    _, out, _ = _fix(cli, folder)
+    assert (folder / "scripts/zero3.json").read_text() == _ZERO3
+    assert (folder / "scripts/finetune.sh").read_text() == _LAUNCHER
     assert "scripts/zero3.json is also named by scripts/other.sh, which this check did not read" in out
 
 

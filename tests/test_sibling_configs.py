@@ -40,19 +40,32 @@ def test_the_fix_names_the_edit_it_makes_and_the_plan_behind_it(cli, tmp_path):
             "ZeRO-3; optimizer states offloaded to CPU") in out
 
 
-def test_a_sibling_that_changes_more_than_zero_is_not_taken(cli, tmp_path):
+def _with_a_sibling_that_changes_more(tmp_path):
     repo = _repo(tmp_path)
+    (repo / ".git").mkdir()  # the repository whose other launchers `fix scripts/finetune_13b.sh` looks through
     (repo / "scripts" / "zero3_offload.json").unlink()
     # zero3_fp32_optimizer.json shards as planned but brings its own optimizer: the training would change.
     (repo / "scripts" / "zero3_fp32_optimizer.json").write_text(
         (repo / "scripts" / "zero3_fp32_optimizer.json").read_text().replace(
             '"zero_optimization": {"stage": 3}',
             '"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}'))
+    return repo
+
+
+def test_a_sibling_that_changes_more_than_zero_is_not_taken(cli, tmp_path):
+    repo = _with_a_sibling_that_changes_more(tmp_path / "whole")
+    cli.run(repo, "fix", *PORT)
+    # each job gets a copy of zero2.json of its own instead (test_own_configs.py)
+    for name in ("finetune_13b.sh", "finetune_13b_long.sh"):
+        assert "zero3_fp32_optimizer.json" not in (repo / "scripts" / name).read_text()
+    # With a file of the copy's name already there, the port is left to a person, who is told of the file that holds
+    # the plan and of what else it would change.
+    repo = _with_a_sibling_that_changes_more(tmp_path / "taken")
+    (repo / "scripts" / "finetune_13b_zero3_offload.json").write_text("{}\n")
     before = (repo / "scripts" / "finetune_13b.sh").read_text()
-    code, out, err = cli.run(repo, "fix", *PORT)
+    code, out, err = cli.run(repo, "fix", "scripts/finetune_13b.sh", *PORT)
     assert (repo / "scripts" / "finetune_13b.sh").read_text() == before
-    assert "zero_stage is written at scripts/zero2.json:8:18, which other jobs or settings also use" in out + err
-    # the person is told of the file that holds the plan, and of what else it would change
+    assert "scripts/zero2.json is also named by scripts/finetune_13b_long.sh, which this check did not read" in out
     assert "(scripts/zero3_fp32_optimizer.json holds the plan, but also changes fp16, optimizer)" in out + err
 
 
@@ -61,9 +74,9 @@ def test_a_sibling_at_another_stage_is_not_taken(cli, tmp_path):
     # Offloading the optimizer with ZeRO-2 only: not what the plan asks for (ZeRO-3).
     offload = repo / "scripts" / "zero3_offload.json"
     offload.write_text(offload.read_text().replace('"stage": 3,', '"stage": 2,'))
-    before = (repo / "scripts" / "finetune_13b.sh").read_text()
     cli.run(repo, "fix", *PORT)
-    assert (repo / "scripts" / "finetune_13b.sh").read_text() == before
+    # not pointed there: the job gets a copy of zero2.json of its own at ZeRO-3 instead (test_own_configs.py)
+    assert "--deepspeed ./scripts/finetune_13b_zero3_offload.json" in (repo / "scripts" / "finetune_13b.sh").read_text()
 
 
 def test_a_sibling_with_which_the_job_would_not_fit_is_not_taken(monkeypatch):
@@ -122,7 +135,11 @@ def test_a_config_an_earlier_round_of_the_fix_rewrote_is_no_sibling(monkeypatch)
     assert len(fresh) == 2 and all(plan.edits for plan in fresh)
     rewritten = frozenset({safe_resolve(Path("scripts/zero3_offload.json"))})
     later = [plan for plan in plan_fixes(result, unsafe=False, edited=rewritten) if plan.code == "TL108"]
-    assert len(later) == 2 and not any(plan.edits for plan in later)
+    # each job gets a copy of zero2.json of its own instead (test_own_configs.py)
+    assert len(later) == 2 and all(plan.edits for plan in later)
+    assert "./scripts/zero3_offload.json" not in [edit.content for plan in later for edit in plan.edits]
+    assert sorted(edit.origin.path for plan in later for edit in plan.edits if edit.creates) == \
+        ["scripts/finetune_13b_long_zero3_offload.json", "scripts/finetune_13b_zero3_offload.json"]
 
 
 def test_a_path_built_from_variables_is_not_written_out_whole(tmp_path, monkeypatch):

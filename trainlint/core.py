@@ -308,10 +308,12 @@ class KnobChange:
 @dataclass(frozen=True)
 class Edit:
     """Replace the bytes at `origin` with `content`. Rules use it for text repairs that involve no
-    knob (a broken `\\`); fixers produce them for knob changes."""
+    knob (a broken `\\`); fixers produce them for knob changes. An edit that `creates` writes a new
+    file at `origin.path`, which must not exist yet (its origin is the empty span at the start)."""
 
     origin: Origin
     content: str
+    creates: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from trainlint.core import (
 from trainlint.knobs import K
 from trainlint.memory import Gpu, find_gpu, gpu_from_memory
 from trainlint.readers.pool import default_processes
-from trainlint.readers.source import resolving_once
+from trainlint.readers.source import overlay_active, resolving_once
 from trainlint.resolution import Scan, scan
 from trainlint.resolution.batch import effective_batch
 from trainlint.resolution.prefetch import Progress, prefetch
@@ -178,7 +178,8 @@ def _lint(paths: Sequence[Path], target: Target, selection: Selection, exclude: 
     # The tree is fixed before anything is read ahead, so a worker never reads what the scan would refuse.
     workspace.confine_to(paths)
     processes = default_processes() if processes is None else processes
-    if processes > 1:
+    # Worker processes read the disk: contents `fix --diff` holds in memory are read here, in this process.
+    if processes > 1 and not overlay_active():
         prefetch(paths, exclude, workspace, processes, progress)
     found = scan(paths, exclude, workspace)
     found.runs = [_assume_world(run, target.num_gpus) for run in found.runs]

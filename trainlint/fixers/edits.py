@@ -1,7 +1,7 @@
 """Byte edits: where they are, whether two of them collide, and what a file looks like after them."""
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from trainlint.core import Edit, Origin
 from trainlint.readers.source import SourceText
@@ -82,12 +82,20 @@ def narrowed(path: str, data: bytes, start: int, end: int, new_text: str) -> Edi
     return Edit(origin_of(path, data, start + head, end - tail), content)
 
 
-def unified_diff(path: str, before: bytes, after: bytes) -> str:
-    old = before.decode("utf-8", errors="replace").splitlines(keepends=True)
-    new = after.decode("utf-8", errors="replace").splitlines(keepends=True)
+def new_file(path: str, content: str) -> Edit:
+    """The edit that creates `path` holding `content`."""
+    return Edit(Origin(path, 1, 1, 1, 1, 0, 0), content, creates=True)
+
+
+def unified_diff(path: str, before: Optional[bytes], after: Optional[bytes]) -> str:
+    """The diff from `before` to `after` (None: no file, as git and patch write a creation or a removal)."""
+    old = (before or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
+    new = (after or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
     import difflib  # only for a diff that is shown (`fix --diff`, the fix preview)
 
     lines = []
-    for line in difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"):
+    fromfile = f"a/{path}" if before is not None else "/dev/null"
+    tofile = f"b/{path}" if after is not None else "/dev/null"
+    for line in difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(lines)

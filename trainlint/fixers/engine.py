@@ -101,10 +101,10 @@ def choose(plans: Sequence[PlannedFix], unsafe: bool) -> List[PlannedFix]:
 @dataclass
 class Rewrite:
     """New contents for the files a set of plans touches, and the plans left out because their
-    result would not parse."""
+    result would not parse. An original of None: the plans create the file."""
 
     contents: Dict[Path, bytes] = field(default_factory=dict)
-    originals: Dict[Path, bytes] = field(default_factory=dict)
+    originals: Dict[Path, Optional[bytes]] = field(default_factory=dict)
     plans: List[PlannedFix] = field(default_factory=list)
     rejected: List[Tuple[PlannedFix, str]] = field(default_factory=list)
 
@@ -119,11 +119,15 @@ def rewrite(plans: Sequence[PlannedFix], read: Reader = read_disk) -> Rewrite:
         broken: Dict[str, str] = {}
         for path, edits in by_path(e for plan in remaining for e in plan.edits).items():
             original = read(path)
-            if original is None:
+            creates = any(edit.creates for edit in edits)
+            if creates and original is not None:
+                broken[path] = f"{path} already exists"
+                continue
+            if original is None and not creates:
                 broken[path] = f"{path} can no longer be read"
                 continue
-            updated = apply_edits(original, edits)
-            problem = broken_by_edits(path, original, updated)
+            updated = apply_edits(original or b"", edits)
+            problem = broken_by_edits(path, original or b"", updated)
             if problem:
                 broken[path] = problem
             elif updated != original:
@@ -148,6 +152,7 @@ class FixOutcome:
     left: List[PlannedFix] = field(default_factory=list)
     rejected: List[Tuple[PlannedFix, str]] = field(default_factory=list)
     files_changed: List[str] = field(default_factory=list)
+    files_created: List[str] = field(default_factory=list)  # among files_changed: those the fix created
     before: Dict[RunKey, Tuple[TrainingRun, Value]] = field(default_factory=dict)
     after: Dict[RunKey, Tuple[TrainingRun, Value]] = field(default_factory=dict)
     diff: str = ""
@@ -221,10 +226,11 @@ def _states_no_gpu_count(run: TrainingRun) -> bool:
 
 
 class _MemoryFiles:
-    """`--diff`: every round's contents held in memory; the lint reads them through an overlay."""
+    """`--diff`: every round's contents held in memory (None: a file created, then removed again); the lint reads
+    them through an overlay."""
 
     def __init__(self) -> None:
-        self.contents: Dict[Path, bytes] = {}
+        self.contents: Dict[Path, Optional[bytes]] = {}
 
     def read(self, path: str) -> Optional[bytes]:
         held = self.contents.get(safe_resolve(path))
@@ -238,7 +244,8 @@ class _MemoryFiles:
         with reading_overlay(self.contents):  # the planner re-reads launchers too
             return plan_fixes(result, unsafe, self.read, frozenset(self.contents))
 
-    def commit(self, contents: Dict[Path, bytes], originals: Dict[Path, bytes], scan_stamps) -> None:
+    def commit(self, contents: Dict[Path, Optional[bytes]], originals: Dict[Path, Optional[bytes]],
+               scan_stamps) -> None:
         for path, data in contents.items():
             self.contents[safe_resolve(path)] = data
 
@@ -271,7 +278,9 @@ class _DiskFiles:
             self.roots = tree_roots(list(paths), Path.cwd().resolve())
         return self.roots
 
-    def commit(self, contents: Dict[Path, bytes], originals: Dict[Path, bytes], scan_stamps) -> None:
+    def commit(self, contents: Dict[Path, Optional[bytes]], originals: Dict[Path, Optional[bytes]],
+               scan_stamps) -> None:
+        """Write `contents` (None: remove the file) over `originals` (None: the file does not exist yet)."""
         roots = self._tree(list(contents))
         for path in contents:
             stamp = scan_stamps.get(safe_resolve(path))
@@ -329,16 +338,16 @@ class FixSession:
         originals = self._first_originals
         outcome.diff = "".join(
             unified_diff(display_path(path), originals[path], files.contents[safe_resolve(path)])
-            for path in sorted(originals) if files.contents.get(safe_resolve(path), originals[path]) != originals[path])
+            for path in sorted(originals) if files.contents.get(safe_resolve(path)) != originals[path])
         return outcome
 
     def _rounds(self, files, outcome: FixOutcome) -> FixOutcome:
         result = files.lint(self.lint)
         outcome.before = _effective_batches(result)
         changed: List[str] = []
-        # The bytes of every file before the fix touched it, for a rollback and for the diff.
-        self._first_originals: Dict[Path, bytes] = {}
-        current: Dict[Path, bytes] = {}
+        # The bytes of every file before the fix touched it (None: one it created), for a rollback and for the diff.
+        self._first_originals: Dict[Path, Optional[bytes]] = {}
+        current: Dict[Path, Optional[bytes]] = {}
         try:
             for _ in range(self.max_rounds):
                 chosen = choose(files.plan(result, self.unsafe), self.unsafe)
@@ -375,6 +384,8 @@ class FixSession:
             self._abandon(files, outcome, current, failure)
             raise
         outcome.files_changed = sorted(changed)
+        created = {display_path(path) for path, first in self._first_originals.items() if first is None}
+        outcome.files_created = [path for path in outcome.files_changed if path in created]
         outcome.result = result
         outcome.after = _effective_batches(result)
         outcome.left = files.plan(result, self.unsafe)
@@ -383,7 +394,8 @@ class FixSession:
             outcome.notes = list(notes)
         return outcome
 
-    def _abandon(self, files, outcome: FixOutcome, current: Dict[Path, bytes], failure: BaseException) -> None:
+    def _abandon(self, files, outcome: FixOutcome, current: Dict[Path, Optional[bytes]],
+                 failure: BaseException) -> None:
         """Put back every file earlier rounds changed, and say why nothing was written."""
         restore = {path: self._first_originals[path] for path, data in current.items()
                    if data != self._first_originals[path]}

@@ -26,6 +26,7 @@ from trainlint.fixers.derived import value_after_edits
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
 from trainlint.fixers.editors.common import ComputedValue, spelling
 from trainlint.fixers.edits import by_path, collide
+from trainlint.fixers.own_configs import copy_target, with_own_config
 from trainlint.fixers.shared_configs import CONFIG_KINDS, OutsideReaders, outside_readers_problem
 from trainlint.fixers.sibling_configs import ZERO_KNOBS, sibling_config
 from trainlint.formats import FileKind
@@ -153,7 +154,11 @@ class Planner:
                     return PlannedFix(swapped, self._swap_edits(swapped), fix.applicability)
                 except Refused:
                     pass
-            return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, f"{refusal}{near}")
+            # None beside it: a copy of the job's own (own_configs).
+            own, why_not = self._through_own_config(run, finding)
+            if own is not None:
+                return own
+            return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, f"{refusal}{near}{why_not}")
 
     def _swap_edits(self, swapped: Finding) -> Tuple[Edit, ...]:
         """The edits of a port through a sibling config, none of which writes over a shell expansion: a path built
@@ -177,33 +182,48 @@ class Planner:
         that holds them (sibling_configs), the path written as before with the file name changed; or, when none
         may be taken, a note on one that holds the plan but changes more."""
         changes = finding.fix.changes
+        target = copy_target(run, changes)  # the job's config, as its command line names it
+        if target is None or self.result.target is None or not self._config_refused(run, changes):
+            return None, ""
         planned = {change.knob: change.new for change in changes if change.knob in ZERO_KNOBS}
-        written, stage = run.setting(K.DEEPSPEED), run.setting(K.ZERO_STAGE)
-        if not planned or self.result.target is None or written is None or not isinstance(written.value, str) \
-                or stage is None or stage.origin is None or not self._config_refused(run, changes):
-            return None, ""
-        current = Path(stage.origin.path).name
-        if Path(written.value).name != current:
-            return None, ""
+        current, written = Path(target[0]).name, target[1]
         search = sibling_config(run, planned, chosen.overrides, self.result.target.gpu, self.edited)
         if search.found is None:
             near = f" ({search.near} holds the plan, but also changes {', '.join(search.differs_in)})" \
                 if search.near is not None else ""
             return None, near
-        path = written.value[:len(written.value) - len(current)] + search.found.name
+        path = written[:len(written) - len(current)] + search.found.name
         kept = tuple(change for change in changes if change.knob not in ZERO_KNOBS)
-        fix = replace(finding.fix, changes=(*kept, KnobChange(K.DEEPSPEED, written.value, path)))
+        fix = replace(finding.fix, changes=(*kept, KnobChange(K.DEEPSPEED, written, path)))
         return replace(finding, fix=fix), ""
 
+    def _through_own_config(self, run: TrainingRun, finding: Finding) -> Tuple[Optional[PlannedFix], str]:
+        """The port with the settings the job reads from its shared DeepSpeed config written into a copy of that
+        config, and the job's `--deepspeed` pointed at the copy (own_configs); else None, and a note on why not when
+        a copy was tried."""
+        target = copy_target(run, finding.fix.changes)
+        if target is None or not self._config_refused(run, finding.fix.changes):
+            return None, ""
+        try:
+            fix, creation = with_own_config(run, finding.fix, *target, self.read, self._rewrite)
+            swapped = replace(finding, fix=fix)
+            return PlannedFix(swapped, (*self._swap_edits(swapped), creation), fix.applicability), ""
+        except Refused as refusal:
+            return None, f" ({refusal})"
+
     def _config_refused(self, run: TrainingRun, changes: Tuple[KnobChange, ...]) -> bool:
-        """Whether a ZeRO change of the plan cannot be written where the job's config holds it: the refusal the
-        sibling config answers (not a GPU count over several nodes, say)."""
+        """Whether a ZeRO change of the plan cannot be written where the job's config holds it (other jobs of the
+        scan, or launchers it did not read, name the config): the refusal a sibling config or a copy of the job's
+        own answers (not a GPU count over several nodes, say)."""
         for change in changes:
             if change.knob in ZERO_KNOBS:
                 together = tuple(other.knob for other in changes if other.knob != change.knob)
                 try:
-                    self.change(run, change, together)
+                    edits = self.change(run, change, together)
                 except Refused:
+                    return True
+                if any(file_kind(edit.origin.path) in CONFIG_KINDS and self._outside.naming(edit.origin.path)
+                       for edit in edits):
                     return True
         return False
 

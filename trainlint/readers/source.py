@@ -35,6 +35,11 @@ def reading_overlay(contents: Mapping[Path, bytes]) -> Iterator[None]:
         _OVERLAY.reset(token)
 
 
+def overlay_active() -> bool:
+    """Whether a `reading_overlay` block with contents is running (files may read otherwise than on disk)."""
+    return bool(_OVERLAY.get())
+
+
 def overlaid_bytes(path: Union[str, Path]) -> Optional[bytes]:
     """The bytes `reading_overlay` gives `path`, or None when it gives none."""
     overlay = _OVERLAY.get()
@@ -180,7 +185,10 @@ def file_type_name(mode: int) -> Optional[str]:
 def not_regular(path: Union[str, Path], shown: str) -> Optional[Diagnostic]:
     """Why `path` is not a regular file trainlint may open (a FIFO would block the scan forever, a
     device such as /dev/zero never ends, a link loop never resolves), or None when it is one.
-    A path that does not exist is MISSING_FILE."""
+    A path that does not exist is MISSING_FILE; one `reading_overlay` gives bytes is a regular file
+    (`fix --diff` may have created it in memory)."""
+    if overlaid_bytes(path) is not None:
+        return None
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

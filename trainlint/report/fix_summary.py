@@ -30,8 +30,9 @@ def render_fix_summary(outcome: FixOutcome, unsafe: bool, preview: bool = False)
     count = len(outcome.applied)
     files = outcome.files_changed
     if count:
+        shown = [f"{path} (new)" if path in outcome.files_created else path for path in files]
         lines.append(f"{verb} {count} finding{'s' if count != 1 else ''} in {len(files)} "
-                     f"file{'s' if len(files) != 1 else ''}: {', '.join(files)}")
+                     f"file{'s' if len(files) != 1 else ''}: {', '.join(shown)}")
     else:
         lines.append("No fixes to apply." if not preview else "No fixes would be applied.")
     by_run: Dict[Optional[str], List[PlannedFix]] = {}

@@ -20,7 +20,7 @@ from trainlint.inputs import SKIP_DIRS, note_folder, note_path, repo_root, tree_
 from trainlint.readers.facts import ClassHeaders, ConfigFile, PythonModule, ScriptCall, ShellScript
 from trainlint.readers.hostfile import HostFile, read_hostfile
 from trainlint.readers.requirements import read_ceiling, read_pin
-from trainlint.readers.source import MAX_BYTES, named_path, not_regular, read_source, safe_resolve
+from trainlint.readers.source import MAX_BYTES, named_path, not_regular, overlaid_bytes, read_source, safe_resolve
 from trainlint.readers.yaml_screen import may_hold_key
 from trainlint.resolution.launch_folder import cwd_candidates
 
@@ -166,7 +166,8 @@ class Workspace:
             return Diagnostic(DiagnosticKind.OUTSIDE_TREE,
                               f"{shown} is outside the scanned tree (or in version-control metadata){leads}; it was "
                               "not read and its settings are unknown (allow it with --allow-outside-reads)", shown)
-        size = os.stat(path).st_size
+        held = overlaid_bytes(path)
+        size = len(held) if held is not None else os.stat(path).st_size
         if size > self.bounds.file_bytes:
             return Diagnostic(DiagnosticKind.UNREADABLE_FILE,
                               f"{shown} is {size} bytes; files over {self.bounds.file_bytes} bytes are skipped", shown)
@@ -505,6 +506,9 @@ def _read_yaml_config(path: Path) -> ConfigFile:
 
 
 def file_stamp(path: Path) -> Tuple[int, ...]:
+    held = overlaid_bytes(path)
+    if held is not None and not os.path.lexists(path):  # a file `fix --diff` created in memory
+        return (0, 0, len(held), 0, 0)
     info = os.stat(path)
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
@@ -546,6 +550,8 @@ def _exists(path: Path) -> bool:
     """Something is there that is not a folder (a FIFO or a device counts: reading it is refused
     with a diagnostic that says what it is, rather than calling it missing)."""
     note_path(path)
+    if overlaid_bytes(path) is not None:  # a file `fix --diff` created in memory
+        return True
     try:
         return os.path.lexists(path) and not path.is_dir()
     except OSError:

@@ -1,0 +1,120 @@
+"""A port that needs other ZeRO settings, for a job whose DeepSpeed config other jobs share, when no config beside it
+holds them: the job gets a copy of the config of its own, with the plan written in, and its `--deepspeed` points
+there. The shared config, and every job that reads it, stays as it was."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from trainlint.fixers.engine import FixSession
+from trainlint.linter import lint, make_target
+
+SAMPLES = Path(__file__).parent / "samples" / "sibling_configs"
+PORT = ("--gpu", "a100-40gb", "--num-gpus", "8")
+COPIES = {"finetune_13b.sh": "finetune_13b_zero3_offload.json",
+          "finetune_13b_long.sh": "finetune_13b_long_zero3_offload.json"}
+
+
+def _repo(tmp_path: Path) -> Path:
+    """The sibling sample without the config that holds the plan (LLaVA's zero3_offload.json)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLES, repo)
+    (repo / ".git").mkdir()
+    (repo / "scripts" / "zero3_offload.json").unlink()
+    return repo
+
+
+def _without_zero(config: dict) -> dict:
+    return {key: value for key, value in config.items() if key != "zero_optimization"}
+
+
+def test_each_job_gets_a_copy_of_the_shared_config_with_the_plan(cli, tmp_path):
+    repo = _repo(tmp_path)
+    shared = (repo / "scripts" / "zero2.json").read_bytes()
+    code, out, err = cli.run(repo, "fix", *PORT)
+    assert code in (0, 1), err
+    assert "scripts/finetune_13b_zero3_offload.json (new)" in out
+    original = json.loads(shared)
+    for launcher, copy in COPIES.items():
+        assert f"    --deepspeed ./scripts/{copy} \\" in (repo / "scripts" / launcher).read_text().splitlines()
+        written = json.loads((repo / "scripts" / copy).read_text())
+        # every key outside ZeRO as it was; ZeRO-3 with the optimizer on the CPU, the rest of the block kept
+        assert _without_zero(written) == _without_zero(original)
+        zero = written["zero_optimization"]
+        assert zero["stage"] == 3 and zero["offload_optimizer"]["device"] == "cpu"
+        assert {key: value for key, value in zero.items() if key not in ("stage", "offload_optimizer")} == \
+            {key: value for key, value in original["zero_optimization"].items() if key != "stage"}
+    assert (repo / "scripts" / "zero2.json").read_bytes() == shared
+    code, out, err = cli.run(repo, "check", *PORT, "--output-format", "concise", "--select", "TL108")
+    assert "TL108" not in out
+
+
+def test_check_names_the_copy_it_would_make(cli, tmp_path):
+    code, out, err = cli.run(_repo(tmp_path), "check", *PORT)
+    assert ("= fix (safe): deepspeed ./scripts/zero2.json → ./scripts/finetune_13b_zero3_offload.json — port plan: "
+            "ZeRO-2 -> ZeRO-3; optimizer states offloaded to CPU") in out
+    assert ("scripts/finetune_13b_zero3_offload.json is a new copy of scripts/zero2.json for this job alone, with "
+            "zero_stage 3, offload_optimizer cpu") in out
+
+
+def test_the_preview_shows_a_new_file_that_git_applies_and_writes_nothing(cli, tmp_path):
+    repo = _repo(tmp_path)
+    before = sorted(path.name for path in (repo / "scripts").iterdir())
+    code, out, err = cli.run(repo, "fix", "--diff", *PORT)
+    assert "--- /dev/null\n+++ b/scripts/finetune_13b_zero3_offload.json\n" in out
+    assert sorted(path.name for path in (repo / "scripts").iterdir()) == before
+    assert "Would fix 2 findings" in err  # the summary goes to stderr, the diff alone to stdout
+    (tmp_path / "fix.patch").write_text(out)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "applied")], check=True)
+    shutil.copytree(repo / "scripts", tmp_path / "applied" / "scripts")
+    applied = subprocess.run(["git", "apply", str(tmp_path / "fix.patch")], cwd=tmp_path / "applied",
+                             capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    cli.run(repo, "fix", *PORT)
+    for copy in COPIES.values():
+        assert (tmp_path / "applied" / "scripts" / copy).read_bytes() == (repo / "scripts" / copy).read_bytes()
+
+
+def test_a_file_of_the_copys_name_is_never_written_over(cli, tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "scripts" / "finetune_13b_zero3_offload.json").write_text('{"someone": "else"}\n')
+    code, out, err = cli.run(repo, "fix", "scripts/finetune_13b.sh", *PORT)
+    assert (repo / "scripts" / "finetune_13b_zero3_offload.json").read_text() == '{"someone": "else"}\n'
+    assert "--deepspeed ./scripts/zero2.json" in (repo / "scripts" / "finetune_13b.sh").read_text()
+    assert "give this job a copy of its own, or change it by hand (scripts/finetune_13b_zero3_offload.json is " \
+        "already there; point the job at a copy of scripts/zero2.json of its own by hand)" in out
+
+
+def test_a_config_launchers_outside_the_check_name_gets_a_copy_too(cli, tmp_path):
+    repo = _repo(tmp_path)
+    shared = (repo / "scripts" / "zero2.json").read_bytes()
+    code, out, err = cli.run(repo, "fix", "scripts/finetune_13b.sh", *PORT)
+    assert code in (0, 1), err
+    assert (repo / "scripts" / "zero2.json").read_bytes() == shared  # finetune_13b_long.sh reads it too
+    assert "--deepspeed ./scripts/finetune_13b_zero3_offload.json" in (repo / "scripts" / "finetune_13b.sh").read_text()
+    assert "--deepspeed ./scripts/zero2.json" in (repo / "scripts" / "finetune_13b_long.sh").read_text()
+
+
+def test_a_fix_that_fails_after_its_round_removes_the_copy_it_made(tmp_path, monkeypatch):
+    repo = _repo(tmp_path)
+    monkeypatch.chdir(repo)
+    target = make_target(gpu="a100-40gb", num_gpus=8)
+    calls = []
+
+    def lint_then_fail():
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a fault after the first round")
+        return lint([Path("scripts/finetune_13b.sh")], target)
+
+    with pytest.raises(RuntimeError, match="a fault after the first round"):
+        FixSession(lint_then_fail, unsafe=False, preserve=True).run()
+    assert not (repo / "scripts" / "finetune_13b_zero3_offload.json").exists()
+    assert "--deepspeed ./scripts/zero2.json" in (repo / "scripts" / "finetune_13b.sh").read_text()
+    # and without the fault it is made
+    FixSession(lambda: lint([Path("scripts/finetune_13b.sh")], target), unsafe=False, preserve=True).run()
+    assert (repo / "scripts" / "finetune_13b_zero3_offload.json").exists()

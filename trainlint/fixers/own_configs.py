@@ -1,0 +1,118 @@
+"""When a port needs other DeepSpeed settings for a job whose config other jobs share, and no config beside it holds
+them (`sibling_configs`), the job gets a config of its own: a copy of its config, in the same folder, with the plan's
+settings written in, and its `--deepspeed` pointed at the copy. The shared config and the jobs that read it stay as
+they are; the copy holds every other key of the original byte for byte, so the training is the same.
+
+The copy is named after the job's launcher and what it shards and offloads (`zero3.json`, run by
+`scripts/v1_5/finetune.sh`, with the optimizer offloaded: `finetune_zero3_offload.json`). A file of that name
+already there is never written over: the port is then left to a person.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, List, Optional, Tuple
+
+from trainlint.core import Edit, Fix, KnobChange, Setting, SourceKind, TrainingRun
+from trainlint.fixers import editors
+from trainlint.fixers.editors import Refused, same_value
+from trainlint.fixers.edits import apply_edits, collide, new_file
+from trainlint.formats import FileKind, kind_of
+from trainlint.knobs import K
+
+# The knobs a port writes into a DeepSpeed config that does not name them yet, by their key in `zero_optimization`.
+OFFLOAD_KEYS = {K.OFFLOAD_OPTIMIZER: "offload_optimizer", K.OFFLOAD_PARAM: "offload_param"}
+# Settings whose place is no value the user wrote (a default, an assumption): the config does not name them.
+_NOT_WRITTEN = frozenset({SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.DERIVED})
+# What a file name may hold of a launcher's name: the rest becomes `_`.
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+ReadBytes = Callable[[str], Optional[bytes]]
+Rewrite = Callable[[Setting, object], Edit]
+
+
+@dataclass(frozen=True)
+class OwnConfig:
+    """The copy a job gets: where it goes, as the launcher writes the path (`written`) and as a file (`path`), the
+    edit that creates it, and the changes written into it."""
+
+    written: str
+    path: str
+    creation: Edit
+    changes: Tuple[KnobChange, ...]
+
+
+def own_config_name(config: str, launcher: str, stage: object, offloads: bool) -> str:
+    """The file name of the copy of `config` for the job `launcher` runs, which shards at `stage` and offloads to the
+    CPU when `offloads` (`finetune_zero3_offload.json`)."""
+    stem = _NAME_UNSAFE.sub("_", Path(launcher).stem).strip("_") or "job"
+    return f"{stem}_zero{stage}{'_offload' if offloads else ''}{Path(config).suffix}"
+
+
+def in_config(run: TrainingRun, change: KnobChange, config: str) -> bool:
+    """Whether the job reads `change.knob` from `config`, or the change adds an offload the config does not name."""
+    winner = run.settings.get(change.knob)
+    if winner is not None and winner.origin is not None and winner.kind not in _NOT_WRITTEN:
+        return winner.origin.path == config
+    return change.knob in OFFLOAD_KEYS
+
+
+def copy_target(run: TrainingRun, changes: Tuple[KnobChange, ...]) -> Optional[Tuple[str, str, Tuple[KnobChange, ...]]]:
+    """Where a copy would come from: the job's DeepSpeed JSON (the file its ZeRO stage is read from, named as its
+    command line names it), that path as written, and the `changes` of knobs the job reads from it; None when its
+    ZeRO settings come from elsewhere, or the changes name none of them."""
+    written, stage = run.setting(K.DEEPSPEED), run.setting(K.ZERO_STAGE)
+    if written is None or not isinstance(written.value, str) or stage is None \
+            or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
+            or kind_of(stage.origin.path) != FileKind.JSON or Path(written.value).name != Path(stage.origin.path).name:
+        return None
+    config = stage.origin.path
+    into = tuple(change for change in changes if in_config(run, change, config))
+    if not any(change.knob in (K.ZERO_STAGE, *OFFLOAD_KEYS) for change in into):
+        return None
+    return config, written.value, into
+
+
+def with_own_config(run: TrainingRun, fix: Fix, config: str, written: str, into: Tuple[KnobChange, ...],
+                    read: ReadBytes, rewrite: Rewrite) -> Tuple[Fix, Edit]:
+    """`fix` with the changes `into` (`copy_target`) made in a copy of the job's config and its `--deepspeed`
+    pointed there instead, and the edit that creates the copy."""
+    own = own_config(run, config, written, into, read, rewrite)
+    kept = tuple(change for change in fix.changes if change not in into)
+    settings = ", ".join(f"{change.knob} {change.new}" for change in into)
+    message = f"{fix.message}; {own.path} is a new copy of {config} for this job alone, with {settings}"
+    return replace(fix, changes=(*kept, KnobChange(K.DEEPSPEED, written, own.written)), message=message), own.creation
+
+
+def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobChange, ...], read: ReadBytes,
+               rewrite: Rewrite) -> OwnConfig:
+    """The copy of `config` (the job's DeepSpeed JSON, named `written` on its command line) holding `changes`, each
+    of a knob the job reads from that config; `rewrite(setting, new)` is the edit of a value where it is written.
+    Refused when a change cannot be written there, or a file of the copy's name is already there."""
+    data = read(config)
+    if data is None:
+        raise Refused(f"cannot read {config}")
+    stage = next((change.new for change in changes if change.knob == K.ZERO_STAGE), run.value(K.ZERO_STAGE))
+    offloads = any(str(run.value(knob)).lower() == "cpu" for knob in OFFLOAD_KEYS) \
+        or any(change.knob in OFFLOAD_KEYS and str(change.new).lower() == "cpu" for change in changes)
+    name = own_config_name(config, run.path, stage, offloads)
+    path = str(Path(config).with_name(name))
+    if read(path) is not None or Path(path).exists():
+        raise Refused(f"{path} is already there; point the job at a copy of {config} of its own by hand")
+    edits: List[Edit] = []
+    for change in changes:
+        winner = run.settings.get(change.knob)
+        if winner is not None and winner.origin is not None and winner.origin.path == config:
+            if not same_value(winner.value, change.new):
+                edits.append(rewrite(winner, change.new))
+        elif change.knob in OFFLOAD_KEYS:
+            edits.append(editors.json.insert_offload(config, OFFLOAD_KEYS[change.knob], change.new, read))
+        else:
+            raise Refused(f"{config} does not set {change.knob}")
+    if any(collide(first, second) for first in edits for second in edits):
+        raise Refused(f"the changes to a copy of {config} overlap; make it by hand")
+    content = apply_edits(data, edits).decode("utf-8")
+    return OwnConfig(written[:len(written) - len(Path(config).name)] + name, path, new_file(path, content),
+                     tuple(changes))
+
