@@ -57,8 +57,13 @@ def test_check_names_the_copy_it_would_make(cli, tmp_path):
     code, out, err = cli.run(_repo(tmp_path), "check", *PORT)
     assert ("= fix (safe): deepspeed ./scripts/zero2.json → ./scripts/finetune_13b_zero3_offload.json — port plan: "
             "ZeRO-2 -> ZeRO-3; optimizer states offloaded to CPU") in out
-    assert ("scripts/finetune_13b_zero3_offload.json is a new copy of scripts/zero2.json for this job alone, with "
-            "zero_stage 3, offload_optimizer cpu") in out
+    assert ("scripts/finetune_13b_zero3_offload.json is a new copy of scripts/zero2.json with zero_stage 3, "
+            "offload_optimizer cpu") in out
+    code, out, err = cli.run(_repo(tmp_path / "json"), "check", *PORT, "--output-format", "json")
+    edits = [edit for finding in json.loads(out)["findings"] if finding["fix"] for edit in finding["fix"]["edits"]]
+    created = [edit for edit in edits if edit.get("creates")]
+    assert sorted(edit["path"] for edit in created) == [f"scripts/{copy}" for copy in sorted(COPIES.values())]
+    assert all(json.loads(edit["content"])["zero_optimization"]["stage"] == 3 for edit in created)
 
 
 def test_the_preview_shows_a_new_file_that_git_applies_and_writes_nothing(cli, tmp_path):
@@ -87,6 +92,23 @@ def test_a_file_of_the_copys_name_is_never_written_over(cli, tmp_path):
     assert "--deepspeed ./scripts/zero2.json" in (repo / "scripts" / "finetune_13b.sh").read_text()
     assert "give this job a copy of its own, or change it by hand (scripts/finetune_13b_zero3_offload.json is " \
         "already there; point the job at a copy of scripts/zero2.json of its own by hand)" in out
+
+
+def test_two_jobs_of_one_name_whose_copies_would_be_the_same_share_it(cli, tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "scripts" / "v1").mkdir()
+    shutil.copy(repo / "scripts" / "finetune_13b.sh", repo / "scripts" / "v1" / "finetune_13b.sh")
+    code, out, err = cli.run(repo, "fix", *PORT)
+    for launcher in ("scripts/finetune_13b.sh", "scripts/v1/finetune_13b.sh"):
+        assert "--deepspeed ./scripts/finetune_13b_zero3_offload.json" in (repo / launcher).read_text()
+    # A later fix of a job put back as it was finds the copies there (as siblings now), and takes one as it is.
+    configs = {path.name: path.read_bytes() for path in (repo / "scripts").glob("*.json")}
+    shutil.copy(SAMPLES / "scripts" / "finetune_13b.sh", repo / "scripts" / "v1" / "finetune_13b.sh")
+    shutil.copy(SAMPLES / "scripts" / "finetune_13b_long.sh", repo / "scripts")  # so zero2.json is shared still
+    code, out, err = cli.run(repo, "fix", "scripts/v1/finetune_13b.sh", *PORT)
+    assert "--deepspeed ./scripts/finetune_13b_long_zero3_offload.json" in \
+        (repo / "scripts/v1/finetune_13b.sh").read_text()
+    assert {path.name: path.read_bytes() for path in (repo / "scripts").glob("*.json")} == configs
 
 
 def test_a_config_launchers_outside_the_check_name_gets_a_copy_too(cli, tmp_path):

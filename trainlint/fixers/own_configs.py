@@ -35,11 +35,11 @@ Rewrite = Callable[[Setting, object], Edit]
 @dataclass(frozen=True)
 class OwnConfig:
     """The copy a job gets: where it goes, as the launcher writes the path (`written`) and as a file (`path`), the
-    edit that creates it, and the changes written into it."""
+    edit that creates it (None: a file of that name already holds those bytes), and the changes written into it."""
 
     written: str
     path: str
-    creation: Edit
+    creation: Optional[Edit]
     changes: Tuple[KnobChange, ...]
 
 
@@ -75,14 +75,16 @@ def copy_target(run: TrainingRun, changes: Tuple[KnobChange, ...]) -> Optional[T
 
 
 def with_own_config(run: TrainingRun, fix: Fix, config: str, written: str, into: Tuple[KnobChange, ...],
-                    read: ReadBytes, rewrite: Rewrite) -> Tuple[Fix, Edit]:
+                    read: ReadBytes, rewrite: Rewrite) -> Tuple[Fix, Tuple[Edit, ...]]:
     """`fix` with the changes `into` (`copy_target`) made in a copy of the job's config and its `--deepspeed`
-    pointed there instead, and the edit that creates the copy."""
+    pointed there instead, and the edit that creates the copy (none when it is there already)."""
     own = own_config(run, config, written, into, read, rewrite)
     kept = tuple(change for change in fix.changes if change not in into)
     settings = ", ".join(f"{change.knob} {change.new}" for change in into)
-    message = f"{fix.message}; {own.path} is a new copy of {config} for this job alone, with {settings}"
-    return replace(fix, changes=(*kept, KnobChange(K.DEEPSPEED, written, own.written)), message=message), own.creation
+    made = "a new copy" if own.creation is not None else "a copy"
+    message = f"{fix.message}; {own.path} is {made} of {config} with {settings}"
+    fix = replace(fix, changes=(*kept, KnobChange(K.DEEPSPEED, written, own.written)), message=message)
+    return fix, (own.creation,) if own.creation is not None else ()
 
 
 def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobChange, ...], read: ReadBytes,
@@ -98,8 +100,6 @@ def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobC
         or any(change.knob in OFFLOAD_KEYS and str(change.new).lower() == "cpu" for change in changes)
     name = own_config_name(config, run.path, stage, offloads)
     path = str(Path(config).with_name(name))
-    if read(path) is not None or Path(path).exists():
-        raise Refused(f"{path} is already there; point the job at a copy of {config} of its own by hand")
     edits: List[Edit] = []
     for change in changes:
         winner = run.settings.get(change.knob)
@@ -112,7 +112,13 @@ def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobC
             raise Refused(f"{config} does not set {change.knob}")
     if any(collide(first, second) for first in edits for second in edits):
         raise Refused(f"the changes to a copy of {config} overlap; make it by hand")
-    content = apply_edits(data, edits).decode("utf-8")
-    return OwnConfig(written[:len(written) - len(Path(config).name)] + name, path, new_file(path, content),
-                     tuple(changes))
+    content = apply_edits(data, edits)
+    there = read(path)
+    if there is None and Path(path).exists():
+        there = b""  # a folder, or a file that cannot be read
+    if there is not None and there != content:
+        raise Refused(f"{path} is already there; point the job at a copy of {config} of its own by hand")
+    # A copy another job of the same name got, to the byte: taken as it is.
+    creation = new_file(path, content.decode("utf-8")) if there is None else None
+    return OwnConfig(written[:len(written) - len(Path(config).name)] + name, path, creation, tuple(changes))
 

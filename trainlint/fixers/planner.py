@@ -207,7 +207,7 @@ class Planner:
         try:
             fix, creation = with_own_config(run, finding.fix, *target, self.read, self._rewrite)
             swapped = replace(finding, fix=fix)
-            return PlannedFix(swapped, (*self._swap_edits(swapped), creation), fix.applicability), ""
+            return PlannedFix(swapped, (*self._swap_edits(swapped), *creation), fix.applicability), ""
         except Refused as refusal:
             return None, f" ({refusal})"
 

@@ -93,6 +93,8 @@ def finding_document(finding: Finding, root: str) -> Json:
 def _edit_document(edit: Edit, root: str) -> Json:
     document = _span(edit.origin, root, edit.origin.path)
     document["content"] = edit.content
+    if edit.creates:
+        document["creates"] = True
     return document
 
 
