@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from trainlint.fixers.engine import plan_fixes
+from trainlint.fixers.engine import rewrite as rewrite_plans
 from trainlint.fixers.sibling_configs import sibling_config
 from trainlint.linter import lint, make_target
 from trainlint.memory import find_gpu
@@ -150,6 +151,14 @@ def test_a_path_built_from_variables_is_not_written_out_whole(tmp_path, monkeypa
     monkeypatch.chdir(repo)
     result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
     plans = {plan.finding.path: plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"}
-    # `--deepspeed ./scripts/zero3_offload.json` would stop following $DS_DIR: left to a person
-    assert not plans["scripts/finetune_13b.sh"].edits
+    # `--deepspeed ./scripts/zero3_offload.json` would stop following $DS_DIR: only the file name changes
+    assert [edit.content for edit in plans["scripts/finetune_13b.sh"].edits] == ["zero3_offload.json"]
     assert [edit.content for edit in plans["scripts/finetune_13b_long.sh"].edits] == ["./scripts/zero3_offload.json"]
+    rewrite = rewrite_plans([plans["scripts/finetune_13b.sh"]])
+    assert b"--deepspeed ${DS_DIR}/zero3_offload.json \\\n" in rewrite.contents[Path("scripts/finetune_13b.sh")]
+    # A word that does not end in the file name cannot be narrowed: left to a person.
+    text = text.replace("DS_DIR=${DS_DIR:-./scripts}", "ZERO=zero2")
+    launcher.write_text(text.replace("--deepspeed ./scripts/zero2.json", "--deepspeed ./scripts/${ZERO}.json"))
+    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
+    plans = {plan.finding.path: plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"}
+    assert not plans["scripts/finetune_13b.sh"].edits

@@ -25,7 +25,7 @@ from trainlint.fixers import editors
 from trainlint.fixers.derived import value_after_edits
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
 from trainlint.fixers.editors.common import ComputedValue, spelling
-from trainlint.fixers.edits import by_path, collide
+from trainlint.fixers.edits import by_path, collide, origin_of
 from trainlint.fixers.own_configs import copy_target, with_own_config
 from trainlint.fixers.shared_configs import CONFIG_KINDS, OutsideReaders, outside_readers_problem
 from trainlint.fixers.sibling_configs import ZERO_KNOBS, sibling_config
@@ -161,14 +161,10 @@ class Planner:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, f"{refusal}{near}{why_not}")
 
     def _swap_edits(self, swapped: Finding) -> Tuple[Edit, ...]:
-        """The edits of a port through a sibling config, none of which writes over a shell expansion: a path built
-        from variables (`${DS_DIR}/zero2.json`) would be written out whole, and stop following them."""
-        edits = self._port_edits(swapped)
-        for edit in edits:
-            data = self.read(edit.origin.path) or b""
-            if re.search(rb"[$`]", data[edit.origin.start_byte:edit.origin.end_byte]):
-                raise Refused(f"the DeepSpeed config's path at {edit.origin} is built from variables")
-        return edits
+        """The edits of a port through another config. The new path never writes over a shell expansion: of a path
+        built from variables (`${DS_DIR}/zero2.json`) only the file name changes, and one that does not end in it is
+        left to a person (written out whole, it would stop following them)."""
+        return _expansions_kept(self._port_edits(swapped), swapped.fix, self.read)
 
     def _port_edits(self, finding: Finding) -> Tuple[Edit, ...]:
         edits = _merged_insertions(self._change_edits(finding))
@@ -532,6 +528,30 @@ def _passes_flags(run: TrainingRun) -> bool:
 def _matches(raw: str, text: str) -> bool:
     """The bytes at an origin still say what the reader saw (quotes aside)."""
     return raw == text or raw.strip("\"'") == text.strip("\"'") or raw.endswith(text) or text.endswith(raw)
+
+
+def _expansions_kept(edits: Tuple[Edit, ...], fix: Fix, read) -> Tuple[Edit, ...]:
+    """`edits`, the one that writes the fix's new DeepSpeed path over a word built from variables narrowed to the file
+    name (`_swap_edits`)."""
+    path = next(change for change in fix.changes if change.knob == K.DEEPSPEED)
+    kept = []
+    for edit in edits:
+        data = read(edit.origin.path) or b""
+        if edit.content == path.new and re.search(rb"[$`]", data[edit.origin.start_byte:edit.origin.end_byte]):
+            edit = _file_name_edit(edit, data, Path(str(path.old)).name, Path(str(path.new)).name)
+        kept.append(edit)
+    return tuple(kept)
+
+
+def _file_name_edit(edit: Edit, data: bytes, old_name: str, new_name: str) -> Edit:
+    """`edit` of a path word built from variables, narrowed to the file name it ends in (closing quotes aside)."""
+    start, end = edit.origin.start_byte, edit.origin.end_byte
+    word = data[start:end]
+    at = word.rfind(old_name.encode("utf-8"))
+    after = word[at + len(old_name.encode("utf-8")):] if at >= 0 else b""
+    if at < 0 or after.strip(b"\"'") or (at > 0 and word[at - 1:at] != b"/"):
+        raise Refused(f"the DeepSpeed config's path at {edit.origin} is built from variables")
+    return Edit(origin_of(edit.origin.path, data, start + at, start + at + len(old_name.encode("utf-8"))), new_name)
 
 
 def _check_consistent(edits: List[Edit]) -> None:
