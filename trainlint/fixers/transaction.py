@@ -183,14 +183,13 @@ def _unchanged(target: _Target) -> bool:
 
 
 def _stage_file(target: _Target, new_name: str) -> None:
-    descriptor = os.open(new_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    info = target.info
+    # A new file gets the user's owner and group and the mode the umask leaves; a rewritten one the old file's.
+    mode = 0o666 if info is None else 0o600
+    descriptor = os.open(new_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
         os.write(descriptor, target.change.new) if target.change.new else None
-        info = target.info
-        if info is None:  # a new file: the user's owner and group, the mode the umask leaves
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(descriptor, 0o666 & ~umask)
+        if info is None:
             os.fsync(descriptor)
             return
         if os.geteuid() == 0:
