@@ -140,3 +140,12 @@ def test_a_fix_that_fails_after_its_round_removes_the_copy_it_made(tmp_path, mon
     # and without the fault it is made
     FixSession(lambda: lint([Path("scripts/finetune_13b.sh")], target), unsafe=False, preserve=True).run()
     assert (repo / "scripts" / "finetune_13b_zero3_offload.json").exists()
+
+
+def test_a_copy_that_offloads_the_optimizer_and_the_parameters_holds_both(cli, tmp_path):
+    # Sixteen gigabytes (no bf16 either): the plan adds two offloads at the top of the same ZeRO block.
+    repo = _repo(tmp_path)
+    code, out, err = cli.run(repo, "fix", "--unsafe-fixes", "--gpu", "t4", "--num-gpus", "8")
+    assert code in (0, 1), err
+    zero = json.loads((repo / "scripts" / "finetune_13b_zero3_offload.json").read_text())["zero_optimization"]
+    assert (zero["stage"], zero["offload_optimizer"]["device"], zero["offload_param"]["device"]) == (3, "cpu", "cpu")

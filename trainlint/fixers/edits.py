@@ -39,6 +39,20 @@ def by_path(edits: Iterable[Edit]) -> Dict[str, List[Edit]]:
     return grouped
 
 
+def merged_insertions(edits: Iterable[Edit]) -> List[Edit]:
+    """Several new settings added at one place (flags after the same last argument, offloads at the top of one
+    `zero_optimization` block) become one edit, in the plan's order: two insertions at one point would collide."""
+    out: List[Edit] = []
+    for edit in edits:
+        if edit.origin.start_byte == edit.origin.end_byte:
+            index = next((i for i, e in enumerate(out) if e.origin == edit.origin), None)
+            if index is not None:
+                out[index] = Edit(edit.origin, out[index].content + edit.content)
+                continue
+        out.append(edit)
+    return out
+
+
 def apply_edits(data: bytes, edits: Iterable[Edit]) -> bytes:
     """`data` with every edit applied; edits must not collide. Applied from the end of the file so
     that each edit's offsets still name the bytes it was planned against."""

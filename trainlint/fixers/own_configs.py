@@ -17,7 +17,7 @@ from typing import Callable, List, Optional, Tuple
 from trainlint.core import Edit, Fix, KnobChange, Setting, SourceKind, TrainingRun
 from trainlint.fixers import editors
 from trainlint.fixers.editors import Refused, same_value
-from trainlint.fixers.edits import apply_edits, collide, new_file
+from trainlint.fixers.edits import apply_edits, collide, merged_insertions, new_file
 from trainlint.formats import FileKind, kind_of
 from trainlint.knobs import K
 
@@ -110,6 +110,7 @@ def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobC
             edits.append(editors.json.insert_offload(config, OFFLOAD_KEYS[change.knob], change.new, read))
         else:
             raise Refused(f"{config} does not set {change.knob}")
+    edits = merged_insertions(edits)
     if any(collide(first, second) for first in edits for second in edits):
         raise Refused(f"the changes to a copy of {config} overlap; make it by hand")
     content = apply_edits(data, edits)

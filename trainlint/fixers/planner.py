@@ -25,7 +25,7 @@ from trainlint.fixers import editors
 from trainlint.fixers.derived import value_after_edits
 from trainlint.fixers.editors import CannotRender, Refused, file_kind, same_value
 from trainlint.fixers.editors.common import ComputedValue, spelling
-from trainlint.fixers.edits import by_path, collide, origin_of
+from trainlint.fixers.edits import by_path, collide, merged_insertions, origin_of
 from trainlint.fixers.own_configs import copy_target, with_own_config
 from trainlint.fixers.shared_configs import CONFIG_KINDS, OutsideReaders, outside_readers_problem
 from trainlint.fixers.sibling_configs import ZERO_KNOBS, sibling_config
@@ -167,7 +167,7 @@ class Planner:
         return _expansions_kept(self._port_edits(swapped), swapped.fix, self.read)
 
     def _port_edits(self, finding: Finding) -> Tuple[Edit, ...]:
-        edits = _merged_insertions(self._change_edits(finding))
+        edits = merged_insertions(self._change_edits(finding))
         _check_consistent(edits)
         self._check_outside_readers(finding, edits)
         return tuple(edits)
@@ -581,20 +581,6 @@ def planned_finding(planned: PlannedFix) -> Finding:
 def _same_changes(fix: Fix, plan: Plan) -> bool:
     own = {change.knob: change.new for change in fix.changes if not change.knob.startswith("ds_")}
     return bool(own) and own == plan.overrides
-
-
-def _merged_insertions(edits: List[Edit]) -> List[Edit]:
-    """Several new settings added at one place (flags after the same last argument) become one edit,
-    in the plan's order: two insertions at one point would collide."""
-    out: List[Edit] = []
-    for edit in edits:
-        if edit.origin.start_byte == edit.origin.end_byte:
-            index = next((i for i, e in enumerate(out) if e.origin == edit.origin), None)
-            if index is not None:
-                out[index] = Edit(edit.origin, out[index].content + edit.content)
-                continue
-        out.append(edit)
-    return out
 
 
 def first_devices(spec: str, count: int, machine: Optional[int] = None) -> Optional[str]:
