@@ -149,3 +149,16 @@ def test_a_copy_that_offloads_the_optimizer_and_the_parameters_holds_both(cli, t
     assert code in (0, 1), err
     zero = json.loads((repo / "scripts" / "finetune_13b_zero3_offload.json").read_text())["zero_optimization"]
     assert (zero["stage"], zero["offload_optimizer"]["device"], zero["offload_param"]["device"]) == (3, "cpu", "cpu")
+
+
+def test_a_port_refused_for_its_node_count_says_so_once(cli, tmp_path):
+    # ShareGPT4V's two-node scripts: the node count is written on its own, and the config is shared as well.
+    repo = _repo(tmp_path)
+    launcher = repo / "scripts" / "finetune_13b.sh"
+    two_nodes = "NNODES=2\ntorchrun --nnodes ${NNODES} --nproc_per_node 8 --node_rank ${NODE_RANK} train.py"
+    launcher.write_text(launcher.read_text().replace("deepspeed train.py", two_nodes))
+    code, out, err = cli.run(repo, "check", *PORT)
+    suggestions = [line for line in out.splitlines() if "the launch spans 2 nodes" in line]
+    assert suggestions and all(line.count("the launch spans 2 nodes") == 1 for line in suggestions), suggestions
+    cli.run(repo, "fix", *PORT)
+    assert not (repo / "scripts" / "finetune_13b_zero3_offload.json").exists()

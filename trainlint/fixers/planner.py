@@ -158,6 +158,8 @@ class Planner:
             own, why_not = self._through_own_config(run, finding)
             if own is not None:
                 return own
+            # A copy refused for the reason the port itself is (a node count apart) adds nothing to say.
+            why_not = f" ({why_not})" if why_not and why_not != str(refusal) else ""
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, f"{refusal}{near}{why_not}")
 
     def _swap_edits(self, swapped: Finding) -> Tuple[Edit, ...]:
@@ -195,8 +197,8 @@ class Planner:
 
     def _through_own_config(self, run: TrainingRun, finding: Finding) -> Tuple[Optional[PlannedFix], str]:
         """The port with the settings the job reads from its shared DeepSpeed config written into a copy of that
-        config, and the job's `--deepspeed` pointed at the copy (own_configs); else None, and a note on why not when
-        a copy was tried."""
+        config, and the job's `--deepspeed` pointed at the copy (own_configs); else None, and why not when a copy was
+        tried."""
         target = copy_target(run, finding.fix.changes)
         if target is None or not self._config_refused(run, finding.fix.changes):
             return None, ""
@@ -205,7 +207,7 @@ class Planner:
             swapped = replace(finding, fix=fix)
             return PlannedFix(swapped, (*self._swap_edits(swapped), *creation), fix.applicability), ""
         except Refused as refusal:
-            return None, f" ({refusal})"
+            return None, str(refusal)
 
     def _config_refused(self, run: TrainingRun, changes: Tuple[KnobChange, ...]) -> bool:
         """Whether a ZeRO change of the plan cannot be written where the job's config holds it (other jobs of the
