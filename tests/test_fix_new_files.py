@@ -118,3 +118,20 @@ def test_a_file_created_outside_the_tree_is_refused(tmp_path: Path):
     with pytest.raises(FixRefused, match="leads outside the scanned tree"):
         Transaction(repo, [repo]).apply([FileChange(repo / "elsewhere" / "new.json", None, b"{}\n")])
     assert not (tmp_path / "new.json").exists()
+
+
+def test_files_held_in_memory_are_never_read_ahead_by_worker_processes(tmp_path: Path, monkeypatch):
+    # `fix --diff` lints its rounds through an overlay; a worker started by another method than fork (spawn on macOS,
+    # forkserver) would read the disk instead, and a file the preview created would not be there at all.
+    import trainlint.linter as linter
+    from trainlint.readers.source import reading_overlay
+
+    _tree(tmp_path)
+    read_ahead = []
+    monkeypatch.setattr(linter, "prefetch", lambda *args, **kwargs: read_ahead.append(args))
+    target = linter.make_target(gpu="a100-40gb", num_gpus=8)
+    with reading_overlay({tmp_path / "scripts" / "zero3_finetune.json": b"{}\n"}):
+        linter.lint([tmp_path], target, processes=2)
+    assert read_ahead == []
+    linter.lint([tmp_path], target, processes=2)
+    assert len(read_ahead) == 1
