@@ -55,18 +55,45 @@ _ZERO = '{{"zero_optimization": {{"stage": {stage}}}, "train_micro_batch_size_pe
 
 def test_the_command_lines_deepspeed_config_file_is_read_with_or_without_a_config_file(cli, tmp_path):
     """open-instruct's `accelerate launch --use_deepspeed --deepspeed_config_file stage3.conf`: ZeRO-3, not "no
-    DeepSpeed config"; beside a config file that names another DeepSpeed config, the command line's wins."""
+    DeepSpeed config". Beside a config file that names another DeepSpeed config, which one is read depends on the
+    accelerate release (test_a_config_section_and_the_command_line_that_disagree_follow_the_pinned_accelerate)."""
     write_tree(tmp_path, {"ds/stage3.conf": _ZERO.format(stage=3), "ds/stage2.json": _ZERO.format(stage=2),
                           "configs/ds.yaml": "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
                                              "  deepspeed_config_file: ds/stage2.json\n"})
     alone = _check(cli, tmp_path, "accelerate launch --use_deepspeed --num_processes 1 --deepspeed_config_file "
                                   "ds/stage3.conf " + _FLAGS)
     assert alone["runs"][0]["settings"]["zero_stage"]["value"] == 3
-    beside = _check(cli, tmp_path, "accelerate launch --config_file configs/ds.yaml --deepspeed_config_file "
-                                   "ds/stage3.conf " + _FLAGS)
-    assert beside["runs"][0]["settings"]["zero_stage"]["value"] == 3
+    beside = "accelerate launch --config_file configs/ds.yaml --deepspeed_config_file ds/stage3.conf " + _FLAGS
+    unpinned = _check(cli, tmp_path, beside)["runs"][0]["settings"]["zero_stage"]
+    assert unpinned["value"] is None and "the repository pins no accelerate release" in unpinned["reason"]
+    for pin, stage in (("1.6.0", 3), ("0.27.0", 2)):
+        write_tree(tmp_path, {"requirements.txt": f"accelerate=={pin}\n"})
+        assert _check(cli, tmp_path, beside)["runs"][0]["settings"]["zero_stage"]["value"] == stage, pin
     config_only = _check(cli, tmp_path, "accelerate launch --config_file configs/ds.yaml " + _FLAGS)
     assert config_only["runs"][0]["settings"]["zero_stage"]["value"] == 2
+
+
+_DS_ZERO2 = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\nnum_machines: 1\nnum_processes: 8\n"
+             "deepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: none\n")
+
+
+def test_a_config_section_and_the_command_line_that_disagree_follow_the_pinned_accelerate(cli, tmp_path):
+    """accelerate 0.16 to 1.4 copy a config file's `deepspeed_config` and `fsdp_config` keys over the command line's
+    options (huggingface/accelerate#3203 reports it on 0.27); 1.5 gave the command line precedence back
+    (huggingface/accelerate#3409), as releases before 0.16 did. Unpinned, the value is unknown."""
+    write_tree(tmp_path, {"configs/ds.yaml": _DS_ZERO2})
+    launcher = "accelerate launch --config_file configs/ds.yaml --num_processes 1 --zero_stage 3 " + _FLAGS
+    document = _check(cli, tmp_path, launcher)
+    stage = document["runs"][0]["settings"]["zero_stage"]
+    assert stage["value"] is None
+    assert stage["reason"].startswith("`--zero_stage 3` and `zero_stage: 2` in the accelerate config disagree")
+    for pin, expected in (("0.15.0", 3), ("0.16.0", 2), ("0.34.2", 2), ("1.5.0", 3), ("1.10.1", 3)):
+        write_tree(tmp_path, {"requirements.txt": f"accelerate=={pin}\n"})
+        assert _check(cli, tmp_path, launcher)["runs"][0]["settings"]["zero_stage"]["value"] == expected, pin
+    # The same value on both sides is no question.
+    (tmp_path / "requirements.txt").unlink()
+    same = _check(cli, tmp_path, launcher.replace("--zero_stage 3", "--zero_stage 2"))
+    assert same["runs"][0]["settings"]["zero_stage"]["value"] == 2
 
 
 def test_the_command_lines_mixed_precision_is_read_without_a_config_file(cli, tmp_path):

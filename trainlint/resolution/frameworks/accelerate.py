@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Collection, FrozenSet, Optional, Sequence
+from typing import Collection, Dict, FrozenSet, Mapping, Optional, Sequence
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
@@ -26,6 +26,7 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     given = _given_options(launcher_args)
     ds_file = option_value(launcher_args, "deepspeed_config_file")  # given on the command line, it wins
     config_setting = option_value(launcher_args, "config_file")
+    disputed: Dict[str, Setting] = {}
     if config_setting is not None and isinstance(config_setting.value, str):
         path = workspace.find(config_setting.value, dirs)
         config = workspace.config(path) if path is not None else None
@@ -36,10 +37,20 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
                 Unknown(f"the accelerate config `{config_setting.value}` is not read; it may shard the model (FSDP "
                         "or DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
             return
-        # accelerate fills from the config file only the options the command line leaves out.
-        inputs.read_config(config, ACCELERATE_SPELLING, overridden=given)
+        sectioned = _in_sections(config.values, launcher_args, given)
+        sections_win = _sections_win(workspace, dirs) if sectioned else False
+        # accelerate fills from the config file the options the command line leaves out, and in some releases the
+        # keys of its DeepSpeed and FSDP sections over those it gives too.
+        inputs.read_config(config, ACCELERATE_SPELLING, overridden=given - set(sectioned) if sections_win else given)
+        if sections_win is not False:
+            given = given - set(sectioned)
+            ds_file = sectioned.get("deepspeed_config_file", ds_file) if sections_win else ds_file
+        disputed = sectioned if sections_win is None else {}
         ds_file = ds_file or config.values.get("deepspeed_config.deepspeed_config_file")
     _command_line_values(inputs.candidates, launcher_args, given)
+    for name, in_config in sorted(disputed.items()):
+        if _unknown_by_version(inputs.candidates, launcher_args, name, in_config):
+            ds_file = None if name == "deepspeed_config_file" else ds_file
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
                                deepspeed.ConfigView(cwd_unknown=cwd_unknown))
@@ -53,6 +64,57 @@ def _given_options(launcher_args: Sequence[Setting]) -> FrozenSet[str]:
 
 # Where a config key sits below the options of the same name: `--zero_stage` is `deepspeed_config.zero_stage`.
 _CONFIG_SECTIONS = ("", "deepspeed_config.", "fsdp_config.")
+# accelerate 0.16 to 1.4 copy every key of a config file's DeepSpeed and FSDP sections over the command line's option
+# of the same name (commands/launch.py sets them unconditionally since huggingface/accelerate#928); before, and since
+# huggingface/accelerate#3409 (1.5), an option the command line gives wins.
+_SECTIONS_OVERRIDE = ("0.16", "1.5")
+
+
+def _in_sections(values: Mapping[str, Setting], launcher_args: Sequence[Setting],
+                 given: FrozenSet[str]) -> Dict[str, Setting]:
+    """The options the command line gives that the config file also sets in its DeepSpeed or FSDP section, with a
+    different value, by option name (their values in the config)."""
+    out: Dict[str, Setting] = {}
+    for name in sorted(given):
+        found = next((values[key] for key in (f"deepspeed_config.{name}", f"fsdp_config.{name}",
+                                              f"fsdp_config.{name[len('fsdp_'):]}" if name.startswith("fsdp_") else "")
+                      if key in values), None)
+        written = option_value(launcher_args, name)
+        if found is not None and written is not None and str(written.value).lower() != str(found.value).lower():
+            out[name] = found
+    return out
+
+
+def _sections_win(workspace: Workspace, dirs: Sequence[Path]) -> Optional[bool]:
+    """Whether the accelerate the repository pins takes its config sections over the command line; None when no
+    requirements file pins a release."""
+    pin = workspace.pin_above(dirs[0], "accelerate") if dirs else None
+    if pin is None or not isinstance(pin.value, str):
+        return None
+    from packaging.version import InvalidVersion, Version  # only once a launch and its config disagree
+
+    try:
+        release = Version(pin.value)
+    except InvalidVersion:
+        return None
+    return Version(_SECTIONS_OVERRIDE[0]) <= release < Version(_SECTIONS_OVERRIDE[1])
+
+
+def _unknown_by_version(candidates: Candidates, launcher_args: Sequence[Setting], name: str,
+                        in_config: Setting) -> bool:
+    """The knob an option and the config section disagree on, unknown: which one accelerate takes depends on its
+    release, and the repository pins none. Whether the option names a knob (the DeepSpeed config file counts)."""
+    written = option_value(launcher_args, name)
+    knob = K.ZERO_STAGE if name == "deepspeed_config_file" else next(
+        (found for found in (knob_for(section + name, ACCELERATE_SPELLING) for section in _CONFIG_SECTIONS[1:])
+         if found is not None), None)
+    if written is None or knob is None:
+        return False
+    reason = (f"`--{name} {written.value}` and `{name}: {in_config.value}` in the accelerate config disagree, and "
+              f"accelerate {_SECTIONS_OVERRIDE[0]} to 1.4 take the config's, other releases the command line's; the "
+              "repository pins no accelerate release")
+    candidates.add(knob, Setting(Unknown(reason), SourceKind.LAUNCHER_FLAG, written.origin, via=(written, in_config)))
+    return True
 
 
 def _command_line_values(candidates: Candidates, launcher_args: Sequence[Setting], given: FrozenSet[str]) -> None:
