@@ -38,7 +38,7 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
                         "or DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
             return
         sectioned = _in_sections(config.values, launcher_args, given)
-        sections_win = _sections_win(workspace, dirs) if sectioned else False
+        sections_win = _sections_win(workspace, [path.parent, *dirs[:1]]) if sectioned else False
         # accelerate fills from the config file the options the command line leaves out, and in some releases the
         # keys of its DeepSpeed and FSDP sections over those it gives too.
         inputs.read_config(config, ACCELERATE_SPELLING, overridden=given - set(sectioned) if sections_win else given)
@@ -85,10 +85,10 @@ def _in_sections(values: Mapping[str, Setting], launcher_args: Sequence[Setting]
     return out
 
 
-def _sections_win(workspace: Workspace, dirs: Sequence[Path]) -> Optional[bool]:
+def _sections_win(workspace: Workspace, starts: Sequence[Path]) -> Optional[bool]:
     """Whether the accelerate the repository pins takes its config sections over the command line; None when no
-    requirements file pins a release."""
-    pin = workspace.pin_above(dirs[0], "accelerate") if dirs else None
+    requirements file pins a release, from the config file's folder (or the launch's) up to the repository's root."""
+    pin = next((found for found in (workspace.pin_above(start, "accelerate") for start in starts) if found), None)
     if pin is None or not isinstance(pin.value, str):
         return None
     from packaging.version import InvalidVersion, Version  # only once a launch and its config disagree
