@@ -367,13 +367,23 @@ class VersionCeiling:
 
     def below(self, release: str) -> bool:
         """Whether every version the requirement admits is older than `release`."""
-        from packaging.version import InvalidVersion, Version  # lazy: only once a ceiling is compared
-
-        try:
-            ceiling, wanted = Version(self.version), Version(release)
-        except InvalidVersion:
+        ceiling, wanted = parsed_release(self.version), parsed_release(release)
+        if ceiling is None or wanted is None:
             return False
         return ceiling < wanted if self.inclusive else ceiling <= wanted
+
+
+def parsed_release(text: object):
+    """`text` as a `packaging` Version to compare releases by, or None when it names none (a pin read from a file may
+    hold anything). packaging is imported here, once a job pins a package."""
+    if not isinstance(text, str):
+        return None
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from typing import Iterable, Optional
 
 from trainlint.checks._examples import TRAIN_PY
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Finding, Related, Setting, Severity, TrainingRun
+from trainlint.core import Finding, Related, Setting, Severity, TrainingRun, parsed_release
 from trainlint.knobs import HF_VERSIONED_FIELDS
 
 _LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 {flag}\n"
@@ -182,17 +182,12 @@ class UnknownTrainingArgument(Rule):
 
 
 def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
-    if pin is None or not isinstance(pin.value, str):
-        return None
-    from packaging.version import InvalidVersion, Version  # only once a job pins transformers
-
-    try:
-        installed = Version(pin.value)
-    except InvalidVersion:
+    installed = parsed_release(pin.value) if pin is not None else None
+    if installed is None:
         return None
     added, removed = HF_VERSIONED_FIELDS[field]
-    if removed is not None and installed >= Version(removed):
+    if removed is not None and installed >= parsed_release(removed):
         return f"was removed from TrainingArguments in transformers {removed}, so the pinned {pin.value} lacks it"
-    if added is not None and installed < Version(added):
+    if added is not None and installed < parsed_release(added):
         return f"appeared in transformers {added}, later than the pinned {pin.value}"
     return None

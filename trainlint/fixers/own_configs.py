@@ -29,18 +29,17 @@ _NOT_WRITTEN = frozenset({SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, Sour
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 ReadBytes = Callable[[str], Optional[bytes]]
-Rewrite = Callable[[Setting, object], Edit]
+RewriteValue = Callable[[Setting, object], Edit]
 
 
 @dataclass(frozen=True)
 class OwnConfig:
-    """The copy a job gets: where it goes, as the launcher writes the path (`written`) and as a file (`path`), the
-    edit that creates it (None: a file of that name already holds those bytes), and the changes written into it."""
+    """The copy a job gets: where it goes, as the launcher writes the path (`written`) and as a file (`path`), and
+    the edit that creates it (None: a file of that name already holds those bytes)."""
 
     written: str
     path: str
     creation: Optional[Edit]
-    changes: Tuple[KnobChange, ...]
 
 
 def own_config_name(config: str, launcher: str, stage: object, offloads: bool) -> str:
@@ -50,7 +49,7 @@ def own_config_name(config: str, launcher: str, stage: object, offloads: bool) -
     return f"{stem}_zero{stage}{'_offload' if offloads else ''}{Path(config).suffix}"
 
 
-def in_config(run: TrainingRun, change: KnobChange, config: str) -> bool:
+def _in_config(run: TrainingRun, change: KnobChange, config: str) -> bool:
     """Whether the job reads `change.knob` from `config`, or the change adds an offload the config does not name."""
     winner = run.settings.get(change.knob)
     if winner is not None and winner.origin is not None and winner.kind not in _NOT_WRITTEN:
@@ -68,14 +67,14 @@ def copy_target(run: TrainingRun, changes: Tuple[KnobChange, ...]) -> Optional[T
             or kind_of(stage.origin.path) != FileKind.JSON or Path(written.value).name != Path(stage.origin.path).name:
         return None
     config = stage.origin.path
-    into = tuple(change for change in changes if in_config(run, change, config))
+    into = tuple(change for change in changes if _in_config(run, change, config))
     if not any(change.knob in (K.ZERO_STAGE, *OFFLOAD_KEYS) for change in into):
         return None
     return config, written.value, into
 
 
 def with_own_config(run: TrainingRun, fix: Fix, config: str, written: str, into: Tuple[KnobChange, ...],
-                    read: ReadBytes, rewrite: Rewrite) -> Tuple[Fix, Tuple[Edit, ...]]:
+                    read: ReadBytes, rewrite: RewriteValue) -> Tuple[Fix, Tuple[Edit, ...]]:
     """`fix` with the changes `into` (`copy_target`) made in a copy of the job's config and its `--deepspeed`
     pointed there instead, and the edit that creates the copy (none when it is there already)."""
     own = own_config(run, config, written, into, read, rewrite)
@@ -88,10 +87,10 @@ def with_own_config(run: TrainingRun, fix: Fix, config: str, written: str, into:
 
 
 def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobChange, ...], read: ReadBytes,
-               rewrite: Rewrite) -> OwnConfig:
+               rewrite: RewriteValue) -> OwnConfig:
     """The copy of `config` (the job's DeepSpeed JSON, named `written` on its command line) holding `changes`, each
     of a knob the job reads from that config; `rewrite(setting, new)` is the edit of a value where it is written.
-    Refused when a change cannot be written there, or a file of the copy's name is already there."""
+    Refused when a change cannot be written there, or a file of the copy's name holds anything else."""
     data = read(config)
     if data is None:
         raise Refused(f"cannot read {config}")
@@ -121,5 +120,5 @@ def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobC
         raise Refused(f"{path} is already there; point the job at a copy of {config} of its own by hand")
     # A copy another job of the same name got, to the byte: taken as it is.
     creation = new_file(path, content.decode("utf-8")) if there is None else None
-    return OwnConfig(written[:len(written) - len(Path(config).name)] + name, path, creation, tuple(changes))
+    return OwnConfig(written[:len(written) - len(Path(config).name)] + name, path, creation)
 

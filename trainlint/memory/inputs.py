@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
-from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unknown, Value
+from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unknown, Value, parsed_release
 from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec
 from trainlint.memory.gpus import Gpu
@@ -465,13 +465,11 @@ def _eager_by_version(run: TrainingRun) -> Optional[str]:
     pin below 4.36, or (without a pin) a requirement whose upper bound is below it; else None."""
     pin = run.facts.transformers_pin
     if pin is not None and isinstance(pin.value, str):
-        from packaging.version import InvalidVersion, Version  # only once a job pins transformers
-
-        try:
-            old = Version(pin.value) < Version(SDPA_DEFAULT_SINCE)
-        except InvalidVersion:
+        installed = parsed_release(pin.value)
+        if installed is None:
             return None
-        return f"the default of the pinned transformers {pin.value}" if old else None
+        return f"the default of the pinned transformers {pin.value}" \
+            if installed < parsed_release(SDPA_DEFAULT_SINCE) else None
     ceiling = run.facts.transformers_ceiling
     if ceiling is not None and ceiling.below(SDPA_DEFAULT_SINCE):
         where = f" ({ceiling.setting.origin})" if ceiling.setting.origin is not None else ""

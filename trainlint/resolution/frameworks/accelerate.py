@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Collection, Dict, FrozenSet, Mapping, Optional, Sequence
 
-from trainlint.core import Launcher, Setting, SourceKind, Unknown
+from trainlint.core import Launcher, Setting, SourceKind, Unknown, parsed_release
 from trainlint.knobs import ACCELERATE as ACCELERATE_SPELLING
 from trainlint.knobs import K, coerce, knob_for
 from trainlint.resolution.flags import option_value
@@ -89,15 +89,10 @@ def _sections_win(workspace: Workspace, starts: Sequence[Path]) -> Optional[bool
     """Whether the accelerate the repository pins takes its config sections over the command line; None when no
     requirements file pins a release, from the config file's folder (or the launch's) up to the repository's root."""
     pin = next((found for found in (workspace.pin_above(start, "accelerate") for start in starts) if found), None)
-    if pin is None or not isinstance(pin.value, str):
+    release = parsed_release(pin.value) if pin is not None else None
+    if release is None:
         return None
-    from packaging.version import InvalidVersion, Version  # only once a launch and its config disagree
-
-    try:
-        release = Version(pin.value)
-    except InvalidVersion:
-        return None
-    return Version(_SECTIONS_OVERRIDE[0]) <= release < Version(_SECTIONS_OVERRIDE[1])
+    return parsed_release(_SECTIONS_OVERRIDE[0]) <= release < parsed_release(_SECTIONS_OVERRIDE[1])
 
 
 def _unknown_by_version(candidates: Candidates, launcher_args: Sequence[Setting], name: str,
