@@ -57,10 +57,19 @@ def _in_config(run: TrainingRun, change: KnobChange, config: str) -> bool:
     return change.knob in OFFLOAD_KEYS
 
 
-def copy_target(run: TrainingRun, changes: Tuple[KnobChange, ...]) -> Optional[Tuple[str, str, Tuple[KnobChange, ...]]]:
-    """Where a copy would come from: the job's DeepSpeed JSON (the file its ZeRO stage is read from, named as its
-    command line names it), that path as written, and the `changes` of knobs the job reads from it; None when its
-    ZeRO settings come from elsewhere, or the changes name none of them."""
+@dataclass(frozen=True)
+class CopySource:
+    """The job's DeepSpeed JSON a copy would come from (the file its ZeRO stage is read from), its path as the
+    command line writes it, and the changes of knobs the job reads from it."""
+
+    config: str
+    written: str
+    changes: Tuple[KnobChange, ...]
+
+
+def copy_target(run: TrainingRun, changes: Tuple[KnobChange, ...]) -> Optional[CopySource]:
+    """Where a copy holding `changes` would come from; None when the job's ZeRO settings come from elsewhere than a
+    JSON its command line names, or the changes name none of them."""
     written, stage = run.setting(K.DEEPSPEED), run.setting(K.ZERO_STAGE)
     if written is None or not isinstance(written.value, str) or stage is None \
             or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
@@ -70,13 +79,14 @@ def copy_target(run: TrainingRun, changes: Tuple[KnobChange, ...]) -> Optional[T
     into = tuple(change for change in changes if _in_config(run, change, config))
     if not any(change.knob in (K.ZERO_STAGE, *OFFLOAD_KEYS) for change in into):
         return None
-    return config, written.value, into
+    return CopySource(config, written.value, into)
 
 
-def with_own_config(run: TrainingRun, fix: Fix, config: str, written: str, into: Tuple[KnobChange, ...],
-                    read: ReadBytes, rewrite: RewriteValue) -> Tuple[Fix, Tuple[Edit, ...]]:
-    """`fix` with the changes `into` (`copy_target`) made in a copy of the job's config and its `--deepspeed`
-    pointed there instead, and the edit that creates the copy (none when it is there already)."""
+def with_own_config(run: TrainingRun, fix: Fix, source: CopySource, read: ReadBytes,
+                    rewrite: RewriteValue) -> Tuple[Fix, Tuple[Edit, ...]]:
+    """`fix` with the changes of `source` made in a copy of the job's config and its `--deepspeed` pointed there
+    instead, and the edit that creates the copy (none when it is there already)."""
+    config, written, into = source.config, source.written, source.changes
     own = own_config(run, config, written, into, read, rewrite)
     kept = tuple(change for change in fix.changes if change not in into)
     settings = ", ".join(f"{change.knob} {change.new}" for change in into)

@@ -184,7 +184,7 @@ class Planner:
         if target is None or self.result.target is None or not self._config_refused(run, changes):
             return None, ""
         planned = {change.knob: change.new for change in changes if change.knob in ZERO_KNOBS}
-        current, written = Path(target[0]).name, target[1]
+        current, written = Path(target.config).name, target.written
         search = sibling_config(run, planned, chosen.overrides, self.result.target.gpu, self.edited)
         if search.found is None:
             near = f" ({search.near} holds the plan, but also changes {', '.join(search.differs_in)})" \
@@ -203,7 +203,7 @@ class Planner:
         if target is None or not self._config_refused(run, finding.fix.changes):
             return None, ""
         try:
-            fix, creation = with_own_config(run, finding.fix, *target, self.read, self._rewrite)
+            fix, creation = with_own_config(run, finding.fix, target, self.read, self._rewrite)
             swapped = replace(finding, fix=fix)
             return PlannedFix(swapped, (*self._swap_edits(swapped), *creation), fix.applicability), ""
         except Refused as refusal:
