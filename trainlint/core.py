@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import PurePath
-from typing import Mapping, Optional, Tuple, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
 
 
 @dataclass(frozen=True, order=True)
@@ -384,6 +384,16 @@ def parsed_release(text: object):
         return Version(text)
     except InvalidVersion:
         return None
+
+
+def written_option(options: Sequence[Tuple[str, Optional[bool]]], name: str) -> Optional[Tuple[str, Optional[bool]]]:
+    """Of an entry script's argparse options as it writes them (`RunFacts.argparse_options`), the one `name` names:
+    the exact one, else the one written with other dashes and underscores (`seq-length` for `seq_length`)."""
+    exact = next((option for option in options if option[0] == name), None)
+    if exact is not None:
+        return exact
+    wanted = name.replace("-", "_")
+    return next((option for option in options if option[0].replace("-", "_") == wanted), None)
 
 
 @dataclass(frozen=True)

@@ -547,13 +547,12 @@ def _expansions_kept(edits: Tuple[Edit, ...], fix: Fix, read) -> Tuple[Edit, ...
 
 def _file_name_edit(edit: Edit, data: bytes, old_name: str, new_name: str) -> Edit:
     """`edit` of a path word built from variables, narrowed to the file name it ends in (closing quotes aside)."""
-    start, end = edit.origin.start_byte, edit.origin.end_byte
+    start, end, old = edit.origin.start_byte, edit.origin.end_byte, old_name.encode("utf-8")
     word = data[start:end]
-    at = word.rfind(old_name.encode("utf-8"))
-    after = word[at + len(old_name.encode("utf-8")):] if at >= 0 else b""
-    if at < 0 or after.strip(b"\"'") or (at > 0 and word[at - 1:at] != b"/"):
+    at = word.rfind(old)
+    if at < 0 or word[at + len(old):].strip(b"\"'") or (at > 0 and word[at - 1:at] != b"/"):
         raise Refused(f"the DeepSpeed config's path at {edit.origin} is built from variables")
-    return Edit(origin_of(edit.origin.path, data, start + at, start + at + len(old_name.encode("utf-8"))), new_name)
+    return Edit(origin_of(edit.origin.path, data, start + at, start + at + len(old)), new_name)
 
 
 def _check_consistent(edits: List[Edit]) -> None:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from trainlint.core import Diagnostic, Setting
+from trainlint.core import Diagnostic, Setting, written_option
 from trainlint.knobs import HF_BOOL_FIELDS, HF_TRAINING_ARGUMENTS_FIELDS
 from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
@@ -157,10 +157,8 @@ class EntryFacts:
         dataclass_field = normalized in self.fields or (self.inherits_hf and normalized in HF_TRAINING_ARGUMENTS_FIELDS)
         if self.fire_command or dataclass_field:
             return None
-        written = [option for option, _sets in self.argparse_options()]
-        if name in written:
-            return None
-        return next((option for option in written if option.replace("-", "_") == normalized), None)
+        found = written_option(self.argparse_options(), name)
+        return found[0] if found is not None and found[0] != name else None
 
     @property
     def refuses_abbreviations(self) -> bool:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Optional, Tuple
 
-from trainlint.core import Edit, Launcher, Origin, Setting, SourceKind, TrainingRun, Value
+from trainlint.core import Edit, Launcher, Origin, Setting, SourceKind, TrainingRun, Value, written_option
 from trainlint.fixers.editors.common import (
     CannotRender,
     ComputedValue,
@@ -175,12 +175,7 @@ def switch_option(run: TrainingRun, name: str) -> Optional[Tuple[str, bool]]:
 def _argparse_option(run: TrainingRun, name: str) -> Optional[Tuple[str, Optional[bool]]]:
     """The entry script's argparse option `name` names, as the script writes it: argparse takes `--seq-length` as
     written, not as `--seq_length` (HfArgumentParser takes both)."""
-    options = run.facts.argparse_options
-    exact = next(((option, sets) for option, sets in options if option == name), None)
-    if exact is not None:
-        return exact
-    wanted = name.replace("-", "_")
-    return next(((option, sets) for option, sets in options if option.replace("-", "_") == wanted), None)
+    return written_option(run.facts.argparse_options, name)
 
 
 def insert_flag(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes) -> Edit:
