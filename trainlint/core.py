@@ -187,6 +187,7 @@ class Launcher(str, Enum):
     ACCELERATE = "accelerate"
     LLAMAFACTORY_CLI = "llamafactory-cli"
     AXOLOTL = "axolotl"
+    SWIFT = "swift"  # ms-swift's `swift sft|pt|rlhf --flag value ...`
     PYTHON = "python"
     # A YAML/JSON file of HF arguments checked by itself (HfArgumentParser.parse_yaml_file, TRL's `--config`):
     # the command that starts it is not in view.

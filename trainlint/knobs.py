@@ -11,6 +11,9 @@ from trainlint.core import Unknown, Value
 # Namespaces a name is written in. "args" covers CLI flags, HF argument dataclass fields,
 # TrainingArguments(...) keywords and LLaMA-Factory YAML keys, which all share HF's names.
 ARGS, DEEPSPEED, AXOLOTL, ACCELERATE = "args", "deepspeed", "axolotl", "accelerate"
+# ms-swift's flags: HfArgumentParser over TrainingArguments and ms-swift's own argument classes, so every "args"
+# spelling holds unless a name below is its own (or is listed in SWIFT_OTHER_MEANINGS).
+SWIFT = "swift"
 
 
 class K(str, Enum):
@@ -126,6 +129,7 @@ KNOBS: Tuple[Knob, ...] = (
                 "train_micro_batch_size_per_gpu",
             ),
             AXOLOTL: ("micro_batch_size",),
+            SWIFT: ("per_device_train_batch_size", "batch_size"),  # `--batch_size` before ms-swift 3.0
         },
         8,
     ),
@@ -325,7 +329,8 @@ KNOBS: Tuple[Knob, ...] = (
     # `additional_target`, axolotl's `lora_modules_to_save`), comma-separated names.
     Knob(K.LORA_MODULES_TO_SAVE, str, "modules trained in full next to LoRA",
          {ARGS: ("lora_modules_to_save", "additional_target"), AXOLOTL: ("lora_modules_to_save",)}),
-    Knob(K.BITS, int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits")}),
+    Knob(K.BITS, int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits"),
+                                              SWIFT: ("quant_bits", "quantization_bit")}),
     # TrainingArguments.use_liger_kernel (transformers >= 4.45) patches the model with Liger's kernels, its fused
     # linear cross-entropy among them; `use_liger` is the same switch in scripts of their own.
     Knob(K.USE_LIGER_KERNEL, bool, "Liger kernels", {ARGS: ("use_liger_kernel", "use_liger")}),
@@ -348,6 +353,7 @@ KNOBS: Tuple[Knob, ...] = (
                 "pretrained-ckpt",
             ),
             AXOLOTL: ("base_model",),
+            SWIFT: ("model", "model_id_or_path"),
         },
     ),
     Knob(K.MODEL_TYPE, str, "model family an entry script selects its classes by", {ARGS: ("model_type",)}),
@@ -429,6 +435,10 @@ KNOBS: Tuple[Knob, ...] = (
     ),
 )
 
+# ms-swift flags spelt like an "args" name that mean something else there: `--model_type` names an entry of
+# ms-swift's model registry (`qwen2_5`), not a family a script selects classes by.
+SWIFT_OTHER_MEANINGS = frozenset({"model_type"})
+
 _BY_NAME: Dict[str, Knob] = {knob.name: knob for knob in KNOBS}
 _BY_SPELLING: Dict[Tuple[str, str], str] = {}
 for _knob in KNOBS:
@@ -446,6 +456,12 @@ def knob_for(written: str, namespace: str = ARGS) -> Optional[str]:
     Leading dashes are ignored; in "args", hyphens and underscores are interchangeable, as
     HfArgumentParser accepts both."""
     name = written.lstrip("-")
+    if namespace == SWIFT:
+        name = name.replace("-", "_")
+        own = _BY_SPELLING.get((SWIFT, name))
+        if own is not None or name in SWIFT_OTHER_MEANINGS:
+            return own
+        namespace = ARGS
     found = _BY_SPELLING.get((namespace, name))
     if found is None and namespace == ARGS:
         found = _BY_SPELLING.get((namespace, name.replace("-", "_"))) or _BY_SPELLING.get(

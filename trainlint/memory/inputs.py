@@ -121,6 +121,17 @@ class KnobReader:
         return value.strip().lower() if isinstance(value, str) and value.strip() else None
 
 
+def _offloaded(knobs: KnobReader, run: TrainingRun, knob: str, zero: Optional[int], notes: EstimateNotes) -> bool:
+    """Whether DeepSpeed keeps these states on the CPU. Like every setting that lowers memory, one that cannot be
+    read counts as on: the side that raises no false alarm."""
+    if zero is not None and zero >= 1 and knobs.is_unknown(knob):
+        what = "optimizer states" if knob == K.OFFLOAD_OPTIMIZER else "parameters"
+        notes.unknown(knob, f"whether the {what} are offloaded is unknown{_why(run.setting(knob))}: assumed "
+                            "offloaded")
+        return True
+    return offloaded(knobs.str(knob)) or _offload_switch(knobs, zero)
+
+
 def _offload_switch(knobs: KnobReader, zero: Optional[int]) -> bool:
     """DeepSpeed-Chat's `--offload`: its config builder puts both optimizer and parameters on the CPU."""
     return zero is not None and bool(knobs.bool(K.OFFLOAD))
@@ -253,8 +264,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
         image_tokens=image_tokens,
         images_per_sample=images, world_size=world, mixed_precision=half, weights_half=weights_half,
-        zero_stage=zero, offload_optimizer=offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)) or _offload_switch(knobs, zero),
-        offload_params=offloaded(knobs.str(K.OFFLOAD_PARAM)) or _offload_switch(knobs, zero), lora=lora,
+        zero_stage=zero, offload_optimizer=_offloaded(knobs, run, K.OFFLOAD_OPTIMIZER, zero, notes),
+        offload_params=_offloaded(knobs, run, K.OFFLOAD_PARAM, zero, notes), lora=lora,
         lora_rank=lora_rank,
         frozen_base=frozen_base or bool(code_freeze), frozen_in_code=code_freeze,
         quant_bits=bits if bits in (4, 8) else 16,

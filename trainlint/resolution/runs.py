@@ -23,7 +23,7 @@ from trainlint.core import (
     Unknown,
     file_kind,
 )
-from trainlint.knobs import HF_BOOL_FIELDS, K, knob_for
+from trainlint.knobs import HF_BOOL_FIELDS, SWIFT, K, knob_for
 from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path, safe_resolve
@@ -57,6 +57,7 @@ from trainlint.resolution.frameworks import (
     megatron,
     openrlhf,
     recipe_framework,
+    swift,
 )
 from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
@@ -125,6 +126,8 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     build.inputs.files.append(shown_script)
     if axolotl_cli.runs_axolotl_train(launch):
         return _axolotl_run(build, dirs)
+    if launch.launcher == Launcher.SWIFT:
+        return _swift_run(build, dirs)
     entry_path = _resolve_entry(build, dirs)
     launch = build.launch
     if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
@@ -487,6 +490,64 @@ def _axolotl_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
                                                    note="set by the axolotl command"))
     add_recipe(build, recipe, overrides, owner=AXOLOTL)
     return _finish(build, display_path(build.script_path))
+
+
+def _swift_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
+    """`swift sft|pt|rlhf [config] --flag value ...`: the flags, over a config file named first (ms-swift 4.1 on)
+    or under one `--config` names (3.10 to 4.0, whose keys win), with ms-swift's defaults; the processes are
+    the ones ms-swift's torchrun starts."""
+    launch = build.launch
+    parsed, positionals = parse_flags(launch.script_args, lambda name: name.replace("-", "_") in swift.SWITCHES)
+    flags = last_by_name(parsed)
+    build.flags = tuple((flag.name, flag.flag) for flag in parsed)
+    command = str(positionals[0].value) if positionals else "sft"
+    written = {name.replace("-", "_"): setting for name, setting in _recipe_overrides(flags, ())}
+    config = _swift_config(build, flags, positionals[1:2], dirs)
+    if config is not None:
+        path, file_wins = config
+        values = build.workspace.config(path).values
+        kept = {key: setting for key, setting in written.items() if not (file_wins and key in values)}
+        build.inputs.read_config(build.workspace.config(path), SWIFT, overridden=() if file_wins else tuple(kept))
+        written = {**{key: setting for key, setting in values.items()}, **kept}
+        environment = {key[len("ENV."):]: setting for key, setting in values.items() if key.startswith("ENV.")}
+        # The config's ENV block is exported before ms-swift starts torchrun; the caller's environment wins.
+        build.launch = launch = replace(launch, env={**environment, **launch.env})
+    else:
+        kept = written
+    for name, setting in kept.items():
+        knob = knob_for(name, SWIFT)
+        if knob is not None:
+            build.candidates.add(knob, setting)
+    build.entry_shown = f"swift {command}"
+    _world(build, dirs)
+    _environment(build)
+    HF_TRAINER.defaults(written, build.candidates)
+    release = build.workspace.pin_above(build.workspace.resolved(build.script_path).parent, "ms-swift")
+    swift.apply(swift.SwiftCommand(command, written, release, launch.env), build.candidates)
+    named = build.candidates.winner(K.DEEPSPEED)
+    if named is not None and isinstance(named.value, str) and named.value.lstrip().startswith("{"):
+        build.candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config is inline JSON"), SourceKind.DERIVED,
+                                                   None, via=(named,)))
+    elif named is None or not swift.preset_config(build.candidates, named, release):
+        deepspeed.apply_chosen_config(build.inputs, build.workspace, (), dirs, deepspeed.ConfigView(
+            cwd_unknown=launch.cwd_unknown))
+    return _finish(build, display_path(build.script_path))
+
+
+def _swift_config(build: JobBuild, flags: Flags, first: Sequence[Setting],
+                  dirs: Sequence[Path]) -> Optional[Tuple[Path, bool]]:
+    """The config file a `swift` command names, and whether its keys win over the flags (`--config`)."""
+    named = flags.get("config")
+    word = named.flag if named is not None else next(
+        (w for w in first if isinstance(w.value, str) and w.value.endswith(swift.CONFIG_SUFFIXES)), None)
+    if word is None or not isinstance(word.value, str):
+        return None
+    located = locate_script(build.workspace, word.value, dirs, build.launch.cwd_unknown)
+    if located.path is None:
+        build.entry_shown = located.shown
+        return None
+    build.recipe = display_path(located.path)
+    return located.path, named is not None
 
 
 # ---------------------------------------------------------------- entry scripts alone

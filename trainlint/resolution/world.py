@@ -34,7 +34,7 @@ def _unknown(reason: str, *sources: Optional[Setting]) -> Setting:
     return _derived(Unknown(reason), reason, *sources)
 
 
-def _count_devices(spec: str) -> Optional[int]:
+def count_devices(spec: str) -> Optional[int]:
     """`0,1,2,3` -> 4, `0-7` -> 8 (deepspeed's `--include` takes ranges)."""
     items = [item.strip() for item in spec.split(",") if item.strip()]
     total = 0
@@ -53,17 +53,17 @@ def _visible_devices(env: Mapping[str, Setting]) -> Optional[Setting]:
 def visible_gpus(env: Mapping[str, Setting], reason: str) -> Optional[Setting]:
     """One process per GPU `CUDA_VISIBLE_DEVICES` lists, or None when it lists none trainlint can count."""
     visible = _visible_devices(env)
-    if visible is None or not isinstance(visible.value, str) or not _count_devices(visible.value):
+    if visible is None or not isinstance(visible.value, str) or not count_devices(visible.value):
         return None
-    return _derived(_count_devices(visible.value), f"CUDA_VISIBLE_DEVICES ({reason})", visible)
+    return _derived(count_devices(visible.value), f"CUDA_VISIBLE_DEVICES ({reason})", visible)
 
 
 def _per_visible_gpu(env: Mapping[str, Setting], nodes: Optional[Setting], otherwise: str) -> Setting:
     """One process per GPU `CUDA_VISIBLE_DEVICES` lists on each node; unknown, for `otherwise`, when it lists
     none trainlint can count."""
     visible = _visible_devices(env)
-    if visible is not None and isinstance(visible.value, str) and _count_devices(visible.value):
-        return _multiply(_derived(_count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
+    if visible is not None and isinstance(visible.value, str) and count_devices(visible.value):
+        return _multiply(_derived(count_devices(visible.value), "CUDA_VISIBLE_DEVICES", visible), nodes,
                          "CUDA_VISIBLE_DEVICES")
     if nodes is not None and _as_int(nodes) != 1:
         # Every visible GPU of each of several machines (`NNODES=$WORLD_SIZE`): one machine's GPU count (`--num-gpus`)
@@ -95,7 +95,7 @@ def _deepspeed(args: Sequence[Setting], env: Mapping[str, Setting], hostfile: Op
             counts = []
             for host in hosts:
                 _, _, slots = host.partition(":")
-                counts.append(_count_devices(slots) if slots else None)
+                counts.append(count_devices(slots) if slots else None)
             if counts and all(c is not None for c in counts):
                 return _derived(sum(counts), "--include", include)
         return _unknown("`--include` names hosts or slots trainlint cannot count", include)
@@ -231,6 +231,26 @@ def _llamafactory(env: Mapping[str, Setting]) -> Setting:
     return _per_visible_gpu(env, nodes, "`llamafactory-cli train` runs on every visible GPU")
 
 
+def _swift(env: Mapping[str, Setting]) -> Setting:
+    """`swift sft|pt|rlhf` runs torchrun itself when NPROC_PER_NODE or NNODES is set: NPROC_PER_NODE × NNODES
+    processes, torchrun's one per node when only NNODES is (swift/cli/main.py `use_torchrun`, `get_torchrun_args`).
+    With neither it runs one plain process, which spreads the model over every GPU it sees; the script may also
+    leave NPROC_PER_NODE to its caller, so the count is known only when the script names the GPUs it sees."""
+    nodes = env.get("NNODES")
+    per_node = env.get("NPROC_PER_NODE")
+    if per_node is not None:
+        return _multiply(per_node, nodes, "NPROC_PER_NODE")
+    if nodes is not None:
+        return _multiply(_derived(1, "torchrun's one process per node"), nodes, "NNODES")
+    visible = _visible_devices(env)
+    if visible is not None and isinstance(visible.value, str) and count_devices(visible.value):
+        # Not derived from the device list: that says how many GPUs the one process spreads over, not a count of
+        # processes a port may rewrite.
+        return _derived(1, "`swift` without NPROC_PER_NODE runs one process, on the GPUs CUDA_VISIBLE_DEVICES lists")
+    return _unknown("`swift` without NPROC_PER_NODE runs one process (unless the caller exports NPROC_PER_NODE), "
+                    "spread over every GPU it sees")
+
+
 _TORCH_LAUNCHERS = (Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN, Launcher.TORCH_DISTRIBUTED_LAUNCH)
 
 
@@ -257,4 +277,6 @@ def world_size(launch: Launch, sbatch: Optional[Mapping[str, Setting]] = None,
         return _derived(1, "a plain `python` launch is one process")
     if launch.launcher == Launcher.LLAMAFACTORY_CLI:
         return _llamafactory(launch.env)
+    if launch.launcher == Launcher.SWIFT:
+        return _swift(launch.env)
     return None

@@ -84,11 +84,19 @@ def launch_shape(words: Sequence[Word], index: int) -> Optional[LaunchShape]:
         return LaunchShape(Launcher.LLAMAFACTORY_CLI, (), rest[1], False, tuple(rest[2:]))
     if name == "axolotl":
         return axolotl_shape(rest)
+    if name == "swift":
+        # ms-swift's training commands; its other commands (infer, export, deploy) train nothing, and a `swift`
+        # with any other word is another program (Apple's Swift toolchain).
+        if not rest or rest[0].known not in SWIFT_TRAINING_COMMANDS:
+            return None
+        # The command word stays the first argument: it decides ms-swift's defaults.
+        return LaunchShape(Launcher.SWIFT, (), None, False, tuple(rest))
     if is_python(name):
         return python_shape(rest)
     return None
 
 
+SWIFT_TRAINING_COMMANDS = frozenset({"sft", "pt", "rlhf"})
 # `axolotl train` options that take a value and are no config key (the config is the first other word).
 _AXOLOTL_VALUE_OPTIONS = frozenset({"--launcher", "--cloud", "--sweep"})
 _RECIPE_SUFFIXES = (".yml", ".yaml")

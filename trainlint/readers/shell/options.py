@@ -172,7 +172,7 @@ SEARCHING_WRAPPERS = frozenset(
 )
 ISOLATING_WRAPPERS = frozenset({"srun", "mpirun", "mpiexec"})
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-LAUNCHER_NAMES = frozenset({"deepspeed", "torchrun", "accelerate", "llamafactory-cli", "axolotl"})
+LAUNCHER_NAMES = frozenset({"deepspeed", "torchrun", "accelerate", "llamafactory-cli", "axolotl", "swift"})
 # `python -m MODULE` that is a launcher in disguise.
 PYTHON_MODULE_LAUNCHERS: Mapping[str, Launcher] = MappingProxyType(
     {
