@@ -538,7 +538,7 @@ def _swift_config(build: JobBuild, flags: Flags, first: Sequence[Setting],
                   dirs: Sequence[Path]) -> Optional[Tuple[Path, bool]]:
     """The config file a `swift` command names, and whether its keys win over the flags (`--config`)."""
     named = flags.get("config")
-    word = named.flag if named is not None else next(
+    word = named.value if named is not None else next(
         (w for w in first if isinstance(w.value, str) and w.value.endswith(swift.CONFIG_SUFFIXES)), None)
     if word is None or not isinstance(word.value, str):
         return None

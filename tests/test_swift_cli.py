@@ -1,0 +1,162 @@
+"""ms-swift's training commands (`swift sft|pt|rlhf`), as its examples and the repositories that document them
+write them (tests/samples/swift_cli/)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_tree
+from trainlint.core import Launcher, SourceKind, Unknown
+from trainlint.linter import lint, make_target
+from trainlint.memory import estimate, find_gpu
+from trainlint.resolution import scan
+from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, OUT_OF_SCOPE
+from trainlint.resolution.workspace import Workspace
+
+SAMPLES = Path(__file__).parent / "samples" / "swift_cli"
+
+
+def _runs(folder: Path, *names: str):
+    return scan([folder / name for name in names] or [folder], workspace=Workspace(folder)).runs
+
+
+def _run(folder: Path, name: str):
+    [run] = _runs(folder, name)
+    return run
+
+
+def _value(run, knob):
+    setting = run.settings.get(knob)
+    return None if setting is None else setting.value
+
+
+def test_lora_on_one_gpu_reads_the_flags_and_msswift_defaults():
+    run = _run(SAMPLES, "lora_one_gpu.sh")
+    assert run.launcher == Launcher.SWIFT and run.entry == "swift sft"
+    assert _value(run, "model_name_or_path") == "Qwen/Qwen2.5-7B-Instruct"
+    assert _value(run, "per_device_train_batch_size") == 1 and _value(run, "gradient_accumulation_steps") == 16
+    assert _value(run, "max_seq_length") == 2048
+    assert _value(run, "lora") is True and _value(run, "lora_r") == 8
+    assert run.settings["gradient_checkpointing"].kind == SourceKind.FRAMEWORK_DEFAULT
+    assert _value(run, "gradient_checkpointing") is True
+    assert _value(run, "bf16") is True and run.settings["bf16"].kind == SourceKind.DERIVED  # from torch_dtype
+    assert _value(run, "world_size") == 1
+    # The second dataset word is a value of `--dataset`, not the command.
+    assert not run.diagnostics
+
+
+def test_lora_estimate_is_near_the_memory_msswift_publishes_for_its_own_example(tmp_path):
+    # ms-swift's examples/train/lora_sft.sh, the same job, is commented "22GB" since ms-swift 3.0.0.
+    write_tree(tmp_path, {"requirements.txt": "ms-swift==3.0.0\n",
+                          "go.sh": (SAMPLES / "lora_one_gpu.sh").read_text()})
+    result = estimate(_run(tmp_path, "go.sh"), find_gpu("a100-80gb"))
+    assert 22 * 0.9 <= result.peak_gib <= 22 * 1.1
+    # From 3.5 the logits are computed where a label is only; unpinned, that lower side is taken.
+    unpinned = estimate(_run(SAMPLES, "lora_one_gpu.sh"), find_gpu("a100-80gb"))
+    assert unpinned.peak_gib < result.peak_gib and unpinned.breakdown.get("logits", 0.0) < 0.5
+
+
+def test_nproc_per_node_is_the_process_count_and_a_preset_names_the_zero_settings():
+    run = _run(SAMPLES, "full_zero3.sh")
+    assert _value(run, "world_size") == 4
+    assert _value(run, "lora") is False
+    assert _value(run, "zero_stage") == 3 and _value(run, "offload_param") == "cpu"
+    assert "zero3_offload" in run.settings["zero_stage"].note
+    # zero3_offload moved the optimizer to the CPU only from ms-swift 3.0.1; nothing is pinned here.
+    assert isinstance(_value(run, "offload_optimizer"), Unknown)
+    assert _value(run, "attn_implementation") == "flash_attention_2"
+    assert not [d for d in run.diagnostics if d.code == "missing-file"]  # a preset is no file
+
+
+def test_an_offload_that_cannot_be_read_counts_as_on():
+    result = estimate(_run(SAMPLES, "full_zero3.sh"), find_gpu("a100-80gb"))
+    assert result.breakdown.get("optimizer", 0.0) == 0.0
+    assert any("assumed offloaded" in line for line in result.unknowns)
+
+
+@pytest.mark.parametrize("pin, offloaded", [("3.0.0", "none"), ("4.5.2", "cpu")])
+def test_a_pinned_release_says_whether_zero3_offload_offloads_the_optimizer(tmp_path, pin, offloaded):
+    write_tree(tmp_path, {"requirements.txt": f"ms-swift=={pin}\n",
+                          "go.sh": (SAMPLES / "full_zero3.sh").read_text()})
+    assert _value(_run(tmp_path, "go.sh"), "offload_optimizer") == offloaded
+
+
+@pytest.mark.parametrize("pin, expected", [(None, None), ("3.1.0", 1), ("3.5.3", 4)])
+def test_unset_accumulation_follows_the_pinned_release(tmp_path, pin, expected):
+    files = {"go.sh": "NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-7B-Instruct --per_device_train_batch_size 2\n"}
+    if pin:
+        files["requirements.txt"] = f"ms-swift=={pin}\n"
+    write_tree(tmp_path, files)
+    value = _value(_run(tmp_path, "go.sh"), "gradient_accumulation_steps")
+    if expected is None:
+        assert isinstance(value, Unknown) and "no release is pinned" in value.reason
+    else:
+        assert value == expected  # ceil(16 / 2 / 2) from 3.2.2; TrainingArguments' 1 before
+
+
+def test_one_process_on_several_gpus_spreads_the_model_and_is_not_judged():
+    run = _run(SAMPLES, "device_map.sh")
+    assert "device_map" in _value(run, OUT_OF_SCOPE)
+    assert _value(run, "world_size") == 1
+    findings = lint([SAMPLES / "device_map.sh"], make_target(gpu="a100-80gb", num_gpus=8)).findings
+    # 72B on one 80 GB card would not fit, but the model is spread over both GPUs; and two GPUs in use by one
+    # process are no idle ones a port would fill.
+    assert not [f for f in findings if f.code in ("TL101", "TL108", "TL111", "TL112")]
+
+
+def test_without_nproc_or_visible_devices_the_process_count_is_the_callers(tmp_path):
+    write_tree(tmp_path, {"go.sh": "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type full --deepspeed zero3\n"})
+    run = _run(tmp_path, "go.sh")
+    assert isinstance(_value(run, "world_size"), Unknown)
+    assert _value(run, OUT_OF_SCOPE) is not None
+
+
+def test_preference_training_is_out_of_scope():
+    run = _run(SAMPLES, "dpo_full.sh")
+    assert "swift rlhf" in _value(run, OUT_OF_SCOPE) and "dpo" in _value(run, OUT_OF_SCOPE)
+    findings = lint([SAMPLES / "dpo_full.sh"], make_target(gpu="a100-80gb", num_gpus=4)).findings
+    assert not [f for f in findings if f.severity.value == "error"]
+
+
+def test_pinned_2x_reads_its_own_flag_names_and_defaults():
+    run = _run(SAMPLES / "pinned", "pretrain.sh")
+    assert _value(run, "model_name_or_path") == "Qwen/Qwen2-7B"
+    assert _value(run, "per_device_train_batch_size") == 2  # `--batch_size`
+    assert _value(run, "lora") is False  # `swift pt` trained the full model before 3.0
+    assert _value(run, "max_seq_length") == 2048
+    assert _value(run, "zero_stage") == 2
+    assert _value(run, "model_type") is None  # a registry key, not a family name
+    assert FUSED_LOSS not in run.settings  # no use_logits_to_keep before 3.5
+
+
+def test_unpinned_pretraining_method_is_unknown(tmp_path):
+    write_tree(tmp_path, {"go.sh": "CUDA_VISIBLE_DEVICES=0 swift pt --model Qwen/Qwen2.5-7B --max_length 2048\n"})
+    assert isinstance(_value(_run(tmp_path, "go.sh"), "lora"), Unknown)
+
+
+def test_max_length_unset_is_unknown_from_3_0(tmp_path):
+    write_tree(tmp_path, {"go.sh": "CUDA_VISIBLE_DEVICES=0 swift sft --model Qwen/Qwen2.5-7B-Instruct\n"})
+    value = _value(_run(tmp_path, "go.sh"), "max_seq_length")
+    assert isinstance(value, Unknown) and "maximum length" in value.reason
+
+
+def test_a_config_named_first_is_read_under_the_flags_with_its_env_block():
+    run = _run(SAMPLES / "from_config", "run.sh")
+    assert _value(run, "per_device_train_batch_size") == 2  # the flag wins over the file (4.1 on)
+    assert _value(run, "gradient_accumulation_steps") == 2 and _value(run, "max_seq_length") == 4096
+    assert _value(run, "world_size") == 2  # ENV: NPROC_PER_NODE
+    assert _value(run, "zero_stage") == 2
+    assert run.recipe.endswith("sft.yaml")
+
+
+def test_config_flag_keys_win_over_the_flags(tmp_path):
+    write_tree(tmp_path, {"c.yaml": "per_device_train_batch_size: 4\nmax_length: 1024\n",
+                          "go.sh": "NPROC_PER_NODE=1 swift sft --config c.yaml --per_device_train_batch_size 2 "
+                                   "--model Qwen/Qwen2.5-7B-Instruct\n"})
+    run = _run(tmp_path, "go.sh")
+    assert _value(run, "per_device_train_batch_size") == 4 and _value(run, "max_seq_length") == 1024
+
+
+def test_other_swift_commands_are_no_jobs():
+    assert _runs(SAMPLES, "not_training.sh") == []
