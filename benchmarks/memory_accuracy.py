@@ -2,7 +2,9 @@
 
 Usage: python benchmarks/memory_accuracy.py [path/to/memory_calibration.csv]
 Default CSV: benchmarks/data/memory_calibration.csv (published measurements; docs/memory-model.md §15).
-Each row becomes a TrainingRun built directly from the row's columns (no files involved).
+Each row becomes a TrainingRun built directly from the row's columns (no files involved). The `extra` column
+holds settings no other column has, as `knob=value;knob=value` (`torch_dtype=bfloat16` for weights loaded in
+16-bit, `fused_linear_cross_entropy=true` for Liger's loss).
 """
 from __future__ import annotations
 
@@ -56,6 +58,20 @@ def _optim(notes: str) -> str:
     return "adamw_torch"
 
 
+def _extra(text: str) -> Dict[str, Value]:
+    """`knob=value;knob=value`, with `true`/`false` and whole numbers read as such."""
+    found: Dict[str, Value] = {}
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        name, _, written = item.partition("=")
+        value: Value = written.strip()
+        if value in ("true", "false"):
+            value = value == "true"
+        elif value.isdigit():
+            value = int(value)
+        found[name.strip()] = value
+    return found
+
+
 def run_from_row(row: Dict[str, str], index: int) -> TrainingRun:
     """The knobs a launcher for this measurement would resolve to."""
     precision = row["precision"].lower()
@@ -88,6 +104,7 @@ def run_from_row(row: Dict[str, str], index: int) -> TrainingRun:
         knobs["attn_implementation"] = "flash_attention_2"
     elif flash.startswith("no"):
         knobs["attn_implementation"] = "eager"
+    knobs.update(_extra(row.get("extra") or ""))
     settings = {k: Setting(value=v, kind=SourceKind.ASSUMED, note="calibration row") for k, v in knobs.items()}
     return TrainingRun(
         id=f"calibration:{index}", path="", launcher="calibration", origin=None, entry=None,

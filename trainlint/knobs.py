@@ -436,8 +436,9 @@ KNOBS: Tuple[Knob, ...] = (
 )
 
 # ms-swift flags spelt like an "args" name that mean something else there: `--model_type` names an entry of
-# ms-swift's model registry (`qwen2_5`), not a family a script selects classes by.
-SWIFT_OTHER_MEANINGS = frozenset({"model_type"})
+# ms-swift's model registry (`qwen2_5`), not a family a script selects classes by; `--model_name` is the name the
+# trained model gives itself in self-cognition data (`swift-robot`), not the model trained.
+SWIFT_OTHER_MEANINGS = frozenset({"model_type", "model_name"})
 
 _BY_NAME: Dict[str, Knob] = {knob.name: knob for knob in KNOBS}
 _BY_SPELLING: Dict[Tuple[str, str], str] = {}
