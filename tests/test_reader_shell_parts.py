@@ -22,10 +22,10 @@ def launch_of(tmp_path: Path, command: str):
 
 
 def test_every_launcher_with_options_has_their_syntax():
-    # Recipe commands (`llamafactory-cli train`, axolotl's) take no launcher options trainlint reads; a file of
-    # arguments checked by itself has no command at all.
+    # Recipe commands (`llamafactory-cli train`, axolotl's, ms-swift's) take no launcher options trainlint reads; a
+    # file of arguments checked by itself has no command at all.
     assert set(LAUNCHER_SYNTAX) == set(Launcher) - {Launcher.PYTHON, Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL,
-                                                    Launcher.ARGUMENTS_FILE}
+                                                    Launcher.SWIFT, Launcher.ARGUMENTS_FILE}
     assert set(PYTHON_MODULE_LAUNCHERS.values()) <= set(LAUNCHER_SYNTAX)
     # torch.distributed.launch and .run are torchrun under another name.
     assert LAUNCHER_SYNTAX[Launcher.TORCH_DISTRIBUTED_LAUNCH] is LAUNCHER_SYNTAX[Launcher.TORCHRUN]

@@ -2,6 +2,7 @@
 write them (tests/samples/swift_cli/)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,40 @@ def test_config_flag_keys_win_over_the_flags(tmp_path):
 
 def test_other_swift_commands_are_no_jobs():
     assert _runs(SAMPLES, "not_training.sh") == []
+
+
+# ------------------------------------------------------------------------------------------ ports
+PORTS = SAMPLES / "ports"
+
+
+def _fix_diff(cli, tmp_path, name: str, *target: str) -> str:
+    shutil.copytree(PORTS, tmp_path / "repo")
+    code, out, err = cli.run(tmp_path / "repo", "fix", name, "--diff", "--unsafe-fixes", *target)
+    assert code in (0, 1), err
+    return out + err  # the diff, then the summary and what is left to a person
+
+
+def test_a_port_rewrites_nproc_per_node_and_the_accumulation(cli, tmp_path):
+    out = _fix_diff(cli, tmp_path, "full_two_gpus.sh", "--gpu", "a100-80gb", "--num-gpus", "4")
+    assert "-NPROC_PER_NODE=2 \\" in out and "+NPROC_PER_NODE=4 \\" in out
+    assert "+CUDA_VISIBLE_DEVICES=0,1,2,3 \\" in out  # the device list grows with the count
+    assert "+    --gradient_accumulation_steps 4 \\" in out
+
+
+def test_a_job_that_generates_with_vllm_keeps_its_gpu_count(cli, tmp_path):
+    out = _fix_diff(cli, tmp_path, "grpo_colocate.sh", "--gpu", "a100-80gb", "--num-gpus", "2")
+    assert "NPROC_PER_NODE=2" not in out
+    assert "generates with vLLM" in out
+
+
+def test_a_job_out_of_the_memory_models_scope_gets_no_change_made_for_memory(cli, tmp_path):
+    out = _fix_diff(cli, tmp_path, "dpo_four_gpus.sh", "--gpu", "a100-40gb", "--num-gpus", "8")
+    assert "+NPROC_PER_NODE=8 \\" in out and "+    --gradient_accumulation_steps 2 \\" in out
+    assert "--optim" not in out and "max_length 4096" not in out
+
+
+def test_lora_is_no_switch_of_msswift(cli, tmp_path):
+    # 7B full on two 24 GB cards: the plan that fits trains LoRA, which ms-swift takes as --tuner_type lora.
+    out = _fix_diff(cli, tmp_path, "full_two_gpus.sh", "--gpu", "rtx4090", "--num-gpus", "2")
+    assert "--lora " not in out and "--use_lora" not in out
+    assert "--tuner_type lora" in out  # named in the reason the change is left to a person

@@ -365,6 +365,10 @@ class Planner:
             raise Refused(f"no GPU count to write: {new!r}")
         if stated.count == new:
             return []
+        if run.known(K.USE_VLLM) is True:
+            # vLLM generates on the same machine (colocated with the training processes, or a server on the GPUs
+            # they leave), laid out by settings of its own (its tensor-parallel size, its memory share).
+            raise Refused("the job generates with vLLM, whose GPU layout is set apart; change its GPU count by hand")
         if stated.nodes != 1:
             return [self._one_machine(run, stated, new, together)]
         edits = [self._rewrite_count(run, stated, new, together)]

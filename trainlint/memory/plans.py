@@ -22,6 +22,7 @@ from trainlint.memory.assembly import JobMemoryEstimate, estimate, model_identif
 from trainlint.memory.cost import RelativeSpeeds, job_inputs
 from trainlint.memory.gpus import Gpu, gpu_catalog
 from trainlint.memory.inputs import KnobReader, offloaded
+from trainlint.resolution.frameworks.memory_features import OUT_OF_SCOPE
 
 # How many plans besides the chosen one a report lists.
 RUNNERS_UP = 3
@@ -281,7 +282,10 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     if start is None:
         return None
     notes = tuple(start.notes)
-    if start.as_written_fits:
+    out_of_scope = run.known(OUT_OF_SCOPE)
+    if isinstance(out_of_scope, str) and out_of_scope:
+        notes += (f"no change is planned for memory: {out_of_scope} is out of the memory model's scope",)
+    if start.as_written_fits or (isinstance(out_of_scope, str) and out_of_scope):
         return PortPlan(run.id, gpu.key, num_gpus, start.current, None, global_batch=start.kept_global, notes=notes)
     speeds = RelativeSpeeds(run, gpu)
     candidates = _safe_candidates(run, gpu, start, speeds)
@@ -301,8 +305,8 @@ def chosen_plan(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None,
     """The plan `plan_port(..., unsafe=True)` chooses, and only that: unsafe plans rank after every safe
     one, so they are only weighed when no safe plan fits (or the GPU forces fp16 on every plan)."""
     start = _start(run, gpu, num_gpus, global_batch)
-    if start is None or start.as_written_fits:
-        return None
+    if start is None or start.as_written_fits or run.known(OUT_OF_SCOPE):
+        return None  # out of scope: the estimate supports no change made for memory
     speeds = RelativeSpeeds(run, gpu)
     safe = _safe_candidates(run, gpu, start, speeds)
     if not _fp16_forced(start.knobs, gpu):

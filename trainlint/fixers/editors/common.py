@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Tuple
 
-from trainlint.core import TrainingRun, Unknown, Value
-from trainlint.knobs import ARGS, HF_TRAINING_ARGUMENTS_FIELDS
+from trainlint.core import Launcher, TrainingRun, Unknown, Value
+from trainlint.knobs import ARGS, HF_TRAINING_ARGUMENTS_FIELDS, SWIFT, K
 from trainlint.knobs import knob as knob_spec
 
 ReadBytes = Callable[[str], Optional[bytes]]
@@ -50,6 +50,8 @@ def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS, guess: boo
     """The name to write: the first spelling of the knob the entry point accepts. When the parser's flags are
     not all known, a spelling the script defines itself, else a TrainingArguments field; else the knob's first
     spelling if `guess` (a recipe's key), or refused: a flag the script does not take stops the launch."""
+    if run.launcher == Launcher.SWIFT and namespace == ARGS:
+        return _swift_spelling(knob_name)
     names = knob_spec(knob_name).spellings.get(namespace, ())
     if not names:
         raise Refused(f"no {place} sets `{knob_name}`")
@@ -71,6 +73,21 @@ def spelling(run: TrainingRun, knob_name: str, namespace: str = ARGS, guess: boo
         if name in accepted or name.replace("-", "_") in accepted:
             return name
     raise Refused(f"the entry point's parser accepts no spelling of `{knob_name}` ({', '.join(names)})")
+
+
+def _swift_spelling(knob_name: str) -> str:
+    """ms-swift's flag for a knob: its own spelling, else the TrainingArguments field it takes as well."""
+    if knob_name == K.LORA:
+        raise Refused("ms-swift picks adapters with `--tuner_type lora` (`--train_type` before 4.0), not a switch; "
+                      "change it by hand")
+    spellings = knob_spec(knob_name).spellings
+    own = spellings.get(SWIFT, ())
+    if own:
+        return own[0]
+    for name in spellings.get(ARGS, ()):
+        if name in HF_TRAINING_ARGUMENTS_FIELDS:
+            return name
+    raise Refused(f"no ms-swift flag trainlint knows sets `{knob_name}`")
 
 
 def same_value(first: Value, second: Value) -> Optional[bool]:
