@@ -8,28 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_tree
+from tests.test_realworld import _run, _runs, _value
 from trainlint.core import Launcher, SourceKind, Unknown
 from trainlint.linter import lint, make_target
 from trainlint.memory import estimate, find_gpu
-from trainlint.resolution import scan
 from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, OUT_OF_SCOPE
-from trainlint.resolution.workspace import Workspace
 
 SAMPLES = Path(__file__).parent / "samples" / "swift_cli"
-
-
-def _runs(folder: Path, *names: str):
-    return scan([folder / name for name in names] or [folder], workspace=Workspace(folder)).runs
-
-
-def _run(folder: Path, name: str):
-    [run] = _runs(folder, name)
-    return run
-
-
-def _value(run, knob):
-    setting = run.settings.get(knob)
-    return None if setting is None else setting.value
 
 
 def test_lora_on_one_gpu_reads_the_flags_and_msswift_defaults():
@@ -164,37 +149,36 @@ def test_other_swift_commands_are_no_jobs():
 
 
 # ------------------------------------------------------------------------------------------ ports
-PORTS = SAMPLES / "ports"
 
 
 def _fix_diff(cli, tmp_path, name: str, *target: str) -> str:
-    shutil.copytree(PORTS, tmp_path / "repo")
+    shutil.copytree(SAMPLES, tmp_path / "repo")
     code, out, err = cli.run(tmp_path / "repo", "fix", name, "--diff", "--unsafe-fixes", *target)
     assert code in (0, 1), err
     return out + err  # the diff, then the summary and what is left to a person
 
 
 def test_a_port_rewrites_nproc_per_node_and_the_accumulation(cli, tmp_path):
-    out = _fix_diff(cli, tmp_path, "full_two_gpus.sh", "--gpu", "a100-80gb", "--num-gpus", "4")
+    out = _fix_diff(cli, tmp_path, "ports/full_two_gpus.sh", "--gpu", "a100-80gb", "--num-gpus", "4")
     assert "-NPROC_PER_NODE=2 \\" in out and "+NPROC_PER_NODE=4 \\" in out
     assert "+CUDA_VISIBLE_DEVICES=0,1,2,3 \\" in out  # the device list grows with the count
     assert "+    --gradient_accumulation_steps 4 \\" in out
 
 
 def test_a_job_that_generates_with_vllm_keeps_its_gpu_count(cli, tmp_path):
-    out = _fix_diff(cli, tmp_path, "grpo_colocate.sh", "--gpu", "a100-80gb", "--num-gpus", "2")
+    out = _fix_diff(cli, tmp_path, "ports/grpo_colocate.sh", "--gpu", "a100-80gb", "--num-gpus", "2")
     assert "NPROC_PER_NODE=2" not in out
     assert "generates with vLLM" in out
 
 
 def test_a_job_out_of_the_memory_models_scope_gets_no_change_made_for_memory(cli, tmp_path):
-    out = _fix_diff(cli, tmp_path, "dpo_four_gpus.sh", "--gpu", "a100-40gb", "--num-gpus", "8")
+    out = _fix_diff(cli, tmp_path, "dpo_full.sh", "--gpu", "a100-40gb", "--num-gpus", "8")
     assert "+NPROC_PER_NODE=8 \\" in out and "+    --gradient_accumulation_steps 2 \\" in out
     assert "--optim" not in out and "max_length 4096" not in out
 
 
 def test_lora_is_no_switch_of_msswift(cli, tmp_path):
     # 7B full on two 24 GB cards: the plan that fits trains LoRA, which ms-swift takes as --tuner_type lora.
-    out = _fix_diff(cli, tmp_path, "full_two_gpus.sh", "--gpu", "rtx4090", "--num-gpus", "2")
+    out = _fix_diff(cli, tmp_path, "ports/full_two_gpus.sh", "--gpu", "rtx4090", "--num-gpus", "2")
     assert "--lora " not in out and "--use_lora" not in out
     assert "--tuner_type lora" in out  # named in the reason the change is left to a person

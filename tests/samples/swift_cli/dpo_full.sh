@@ -6,5 +6,6 @@ swift rlhf \
     --model Qwen/Qwen2.5-7B-Instruct \
     --tuner_type full \
     --per_device_train_batch_size 4 \
+    --gradient_accumulation_steps 4 \
     --max_length 8192 \
     --deepspeed zero3
