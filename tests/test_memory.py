@@ -306,12 +306,12 @@ def test_calibration_accuracy():
     spec.loader.exec_module(module)
     assert module.DEFAULT_CSV == CALIBRATION
     stats = module.summary(module.evaluate(module.load_rows(CALIBRATION)))
-    # The figures docs/memory-model.md §15 and the README publish (106 rows, 4.6%, 85%, 97%, 94%).
-    assert stats["rows"] == 106
+    # The figures docs/memory-model.md §15 and the README publish (111 rows, 4.6%, 82%, 97%, 95%).
+    assert stats["rows"] == 111
     assert stats["median_abs_error"] <= 0.05
-    assert stats["within_10"] >= 0.83
+    assert stats["within_10"] >= 0.81
     assert stats["within_25"] >= 0.96
-    assert stats["in_interval"] >= 0.92
+    assert stats["in_interval"] >= 0.94
 
 
 def test_a_placeholder_model_path_falls_back_to_an_exact_model_type():

@@ -109,8 +109,11 @@ def model_identified(run: TrainingRun, overrides: Optional[Mapping[str, Value]] 
 def _assemble(gpu: Gpu, model: ModelSpec, job: JobInputs, states: ModelStates, dynamic_terms: DynamicMemory,
               notes: EstimateNotes) -> JobMemoryEstimate:
     """docs/memory-model.md §13."""
-    state_bytes = states.total
     dynamic = dynamic_terms.total
+    # The optimizer step runs once the backward pass has freed the activations: its working memory raises the peak
+    # only by what it holds beyond them (docs/memory-model.md §13).
+    step_extra = max(0.0, states.step - dynamic)
+    state_bytes = states.total + step_extra
     fixed = fixed_overhead_bytes(job.world_size)
     overhead = overhead_bytes(fixed, dynamic, state_bytes)
     train_peak = state_bytes + dynamic + overhead
@@ -119,7 +122,7 @@ def _assemble(gpu: Gpu, model: ModelSpec, job: JobInputs, states: ModelStates, d
     peak = train_peak + eval_extra
     terms = {
         MemoryTerm.WEIGHTS: states.weights, MemoryTerm.GRADIENTS: states.gradients,
-        MemoryTerm.OPTIMIZER: states.optimizer, MemoryTerm.ACTIVATIONS: dynamic_terms.activations,
+        MemoryTerm.OPTIMIZER: states.optimizer + step_extra, MemoryTerm.ACTIVATIONS: dynamic_terms.activations,
         MemoryTerm.LOGITS: dynamic_terms.logits, MemoryTerm.VISION: dynamic_terms.vision,
         MemoryTerm.EVAL: eval_extra, MemoryTerm.OVERHEAD: overhead,
     }

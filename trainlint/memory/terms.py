@@ -228,6 +228,19 @@ def _deepspeed_fp32_bytes(job: JobInputs) -> float:
     return 4 + optimizer_state_bytes_per_param(job.optimizer, 4) + 4
 
 
+# ZeRO-3 step group (`sub_group_size`): DeepSpeed's default, in elements (deepspeed/runtime/zero/config.py).
+ZERO3_SUB_GROUP_ELEMENTS = 1e9
+
+
+def _zero3_step_bytes(partition: float, job: JobInputs) -> float:
+    """What ZeRO-3's optimizer step holds beyond its resident states (§5). It steps this GPU's partition one group
+    of `sub_group_size` elements at a time (stage3.py `step`): the group's 16-bit gradients are copied to fp32
+    (`_prepare_fp32_grad_for_sub_group`) and freed once the group is stepped (`_release_sub_group`), and torch's
+    AdamW (foreach, torch >= 2.1) makes one fp32 temporary of the group for its square root."""
+    temporary = 4 if optimizer_state_bytes_per_param(job.optimizer, 4) == 8 else 0
+    return (4 + temporary) * min(partition, ZERO3_SUB_GROUP_ELEMENTS)
+
+
 def _embedding_copy_bytes(job: JobInputs) -> int:
     return 2 if job.weights_half else 4
 
@@ -312,6 +325,9 @@ def optimizer_bytes(split: ParameterSplit, job: JobInputs) -> float:
         if job.offload_optimizer:
             return 0.0
         shards = job.world_size if job.zero_stage >= 1 else 1
+        if job.zero_stage == 3:
+            # The fp32 gradients exist during the step only, a group at a time (step_bytes).
+            return (_deepspeed_fp32_bytes(job) - 4) * split.trained / shards
         return _deepspeed_fp32_bytes(job) * split.trained / shards
     if job.lora:
         # PEFT keeps adapters in fp32; torch AdamW keeps states in the parameter dtype.
@@ -330,6 +346,9 @@ class ModelStates:
     weights: float
     gradients: float
     optimizer: float
+    # What the optimizer step adds for its own duration (ZeRO-3's fp32 gradients of one group, and AdamW's
+    # temporary): the activations are freed by then, so it counts only where it exceeds them (§13).
+    step: float = 0.0
 
     @property
     def total(self) -> float:
@@ -355,7 +374,15 @@ def model_states(model: ModelSpec, vision: Optional[ModelSpec], job: JobInputs, 
     split = parameter_split(model, vision, job, notes)
     note_model_state_layout(job, notes)
     weights = weights_bytes(model, split, job) + reference_weights_bytes(model, vision, job)
-    return ModelStates(weights, gradients_bytes(model, split, job), optimizer_bytes(split, job))
+    return ModelStates(weights, gradients_bytes(model, split, job), optimizer_bytes(split, job), step_bytes(split, job))
+
+
+def step_bytes(split: ParameterSplit, job: JobInputs) -> float:
+    """The optimizer step's own working memory beyond the resident states (§5): ZeRO-3's, unless the optimizer
+    is offloaded or pages out."""
+    if job.fsdp or job.zero_stage != 3 or job.offload_optimizer or job.optimizer_pages_out:
+        return 0.0
+    return _zero3_step_bytes(split.trained / job.world_size, job)
 
 
 # --- Activations, logits, vision tower ---------------------------------------------------------------

@@ -138,8 +138,9 @@ def apply(command: SwiftCommand, candidates: Candidates) -> None:
     _placement(command, candidates)
 
 
-def _method(command: SwiftCommand, candidates: Candidates) -> Optional[bool]:
-    """Whether the job trains LoRA adapters (None: unknown, or a method the memory model does not describe)."""
+def _method(command: SwiftCommand, candidates: Candidates) -> None:
+    """Whether the job trains LoRA adapters; unknown, or out of scope for a method the memory model does not
+    describe."""
     written = next((command.written[name] for name in METHOD_FLAGS if name in command.written), None)
     if written is not None:
         method = str(written.value).strip().lower() if isinstance(written.value, str) else None
@@ -149,21 +150,19 @@ def _method(command: SwiftCommand, candidates: Candidates) -> Optional[bool]:
                                            note=f"{written.written_as or 'tuner_type'} {method}"))
             if method == "full":
                 _full_variants(command, candidates)
-            return lora
-        if method is not None:
+        elif method is not None:
             add_out_of_scope(candidates, written, f"ms-swift's {method} tuner: the memory model describes LoRA and "
                                                   "full tuning")
-        return None
+        return
     if command.name == "pt" and command.at_least(_SWIFT_3) is not True:
         if command.at_least(_SWIFT_3) is False:
             _default(candidates, K.LORA, False, "`swift pt` trained the full model before ms-swift 3.0", _pin(command))
             _full_variants(command, candidates)
-            return False
-        _unknown(candidates, K.LORA, "`swift pt` trains LoRA adapters from ms-swift 3.0 and the full model before; "
-                                     "the repository pins no release")
-        return None
+        else:
+            _unknown(candidates, K.LORA, "`swift pt` trains LoRA adapters from ms-swift 3.0 and the full model "
+                                         "before; the repository pins no release")
+        return
     _default(candidates, K.LORA, True, f"ms-swift default (`swift {command.name}` trains LoRA adapters)")
-    return True
 
 
 def _full_variants(command: SwiftCommand, candidates: Candidates) -> None:
@@ -188,7 +187,7 @@ def _accumulation(command: SwiftCommand, candidates: Candidates) -> None:
     batch, world = candidates.winner(K.PER_DEVICE_TRAIN_BATCH_SIZE), candidates.winner(K.WORLD_SIZE)
     sizes = [coerce_as(int, setting.value).value if setting is not None else None for setting in (batch, world)]
     formula = "ceil(16 / per-device batch / processes)"
-    if command.release is None:
+    if command.at_least(_SWIFT_3) is None:  # no release pinned, or none that can be read
         _unknown(candidates, K.GRADIENT_ACCUMULATION_STEPS, f"ms-swift computes it as {formula} from 3.2.2 (and in "
                                                             "2.x), uses 1 from 3.0 to 3.2.1; no release is pinned")
     elif all(isinstance(size, int) and not isinstance(size, bool) and size > 0 for size in sizes):
