@@ -14,7 +14,7 @@ from trainlint.fixers.engine import FixSession
 from trainlint.linter import lint, make_target
 
 SAMPLES = Path(__file__).parent / "samples" / "sibling_configs"
-PORT = ("--gpu", "a100-40gb", "--num-gpus", "8")
+PORT = ("--gpu", "a100-40gb", "--num-gpus", "4")
 COPIES = {"finetune_13b.sh": "finetune_13b_zero3_offload.json",
           "finetune_13b_long.sh": "finetune_13b_long_zero3_offload.json"}
 

@@ -15,7 +15,7 @@ from trainlint.memory.plans import chosen_plan
 from trainlint.readers.source import safe_resolve
 
 SAMPLES = Path(__file__).parent / "samples" / "sibling_configs"
-PORT = ("--gpu", "a100-40gb", "--num-gpus", "8")
+PORT = ("--gpu", "a100-40gb", "--num-gpus", "4")
 
 
 def _repo(tmp_path):
@@ -82,9 +82,9 @@ def test_a_sibling_at_another_stage_is_not_taken(cli, tmp_path):
 
 def test_a_sibling_with_which_the_job_would_not_fit_is_not_taken(monkeypatch):
     monkeypatch.chdir(SAMPLES)
-    target = make_target(gpu="a100-40gb", num_gpus=8)
+    target = make_target(gpu="a100-40gb", num_gpus=4)
     run = next(run for run in lint([Path("scripts/finetune_13b.sh")], target).scan.runs)
-    plan = chosen_plan(run, target.gpu, 8)
+    plan = chosen_plan(run, target.gpu, 4)
     assert plan.overrides == {"zero_stage": 3, "offload_optimizer": "cpu"}
     planned = dict(plan.overrides)
     assert sibling_config(run, planned, plan.overrides, target.gpu).found == Path("scripts/zero3_offload.json")
@@ -99,9 +99,9 @@ def test_a_sibling_that_offloads_more_than_planned_is_taken_and_cpu_offload_true
     offload.write_text(offload.read_text().replace('"offload_optimizer": {"device": "cpu", "pin_memory": true},',
                                                    '"cpu_offload": true,\n        "offload_param": {"device": "cpu"},'))
     monkeypatch.chdir(repo)
-    target = make_target(gpu="a100-40gb", num_gpus=8)
+    target = make_target(gpu="a100-40gb", num_gpus=4)
     run = next(run for run in lint([Path("scripts/finetune_13b.sh")], target).scan.runs)
-    plan = chosen_plan(run, target.gpu, 8)
+    plan = chosen_plan(run, target.gpu, 4)
     found = sibling_config(run, dict(plan.overrides), plan.overrides, target.gpu).found
     assert found == Path("scripts/zero3_offload.json")
     # an NVMe offload needs a path on the machine: not proposed
@@ -131,7 +131,7 @@ def test_a_sibling_at_another_stage_than_the_jobs_own_is_not_taken_when_the_plan
 def test_a_config_an_earlier_round_of_the_fix_rewrote_is_no_sibling(monkeypatch):
     # What such a file holds now was planned for other jobs (Qwen3-VL: a zero2.json ported to ZeRO-3 for its one job).
     monkeypatch.chdir(SAMPLES)
-    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
+    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=4))
     fresh = [plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"]
     assert len(fresh) == 2 and all(plan.edits for plan in fresh)
     rewritten = frozenset({safe_resolve(Path("scripts/zero3_offload.json"))})
@@ -149,7 +149,7 @@ def test_a_path_built_from_variables_is_not_written_out_whole(tmp_path, monkeypa
     text = launcher.read_text().replace("deepspeed train.py", "DS_DIR=${DS_DIR:-./scripts}\ndeepspeed train.py")
     launcher.write_text(text.replace("--deepspeed ./scripts/zero2.json", "--deepspeed ${DS_DIR}/zero2.json"))
     monkeypatch.chdir(repo)
-    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
+    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=4))
     plans = {plan.finding.path: plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"}
     # `--deepspeed ./scripts/zero3_offload.json` would stop following $DS_DIR: only the file name changes
     assert [edit.content for edit in plans["scripts/finetune_13b.sh"].edits] == ["zero3_offload.json"]
@@ -159,6 +159,6 @@ def test_a_path_built_from_variables_is_not_written_out_whole(tmp_path, monkeypa
     # A word that does not end in the file name cannot be narrowed: left to a person.
     text = text.replace("DS_DIR=${DS_DIR:-./scripts}", "ZERO=zero2")
     launcher.write_text(text.replace("--deepspeed ./scripts/zero2.json", "--deepspeed ./scripts/${ZERO}.json"))
-    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=8))
+    result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=4))
     plans = {plan.finding.path: plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"}
     assert not plans["scripts/finetune_13b.sh"].edits
