@@ -196,7 +196,7 @@ def test_llamafactory_cli_with_flags_instead_of_a_recipe():
     assert _value(run, "bf16") is True and _value(run, "lora") is True
     assert _value(run, "world_size") == 2  # CUDA_VISIBLE_DEVICES=0,1
     assert _value(run, "gradient_checkpointing") is True  # LLaMA-Factory's default
-    assert not [d for d in run.diagnostics if d.code == "missing-file"]
+    assert not [d for d in run.diagnostics if d.kind == "missing-file"]
 
 
 def test_llamafactory_key_value_overrides_beat_the_recipe():

@@ -52,7 +52,7 @@ def test_nproc_per_node_is_the_process_count_and_a_preset_names_the_zero_setting
     # zero3_offload moved the optimizer to the CPU only from ms-swift 3.0.1; nothing is pinned here.
     assert isinstance(_value(run, "offload_optimizer"), Unknown)
     assert _value(run, "attn_implementation") == "flash_attention_2"
-    assert not [d for d in run.diagnostics if d.code == "missing-file"]  # a preset is no file
+    assert not [d for d in run.diagnostics if d.kind == "missing-file"]  # a preset is no file
 
 
 def test_an_offload_that_cannot_be_read_counts_as_on():
@@ -142,6 +142,18 @@ def test_config_flag_keys_win_over_the_flags(tmp_path):
                                    "--model Qwen/Qwen2.5-7B-Instruct\n"})
     run = _run(tmp_path, "go.sh")
     assert _value(run, "per_device_train_batch_size") == 4 and _value(run, "max_seq_length") == 1024
+
+
+def test_a_config_outside_the_tree_is_not_read_and_one_absent_from_it_is_missing(tmp_path):
+    write_tree(tmp_path, {"home.sh": "swift sft ~/configs/sft.yaml --per_device_train_batch_size 2\n",
+                          "absent.sh": "swift sft configs/sft.yaml --per_device_train_batch_size 2\n"})
+    run = _run(tmp_path, "home.sh")
+    assert run.recipe.endswith("configs/sft.yaml") and _value(run, "per_device_train_batch_size") == 2
+    assert not [d for d in run.diagnostics if d.kind == "missing-file"]  # another checkout on the user's machine
+    run = _run(tmp_path, "absent.sh")
+    assert run.entry == "swift sft with configs/sft.yaml" and run.recipe is None
+    [missing] = [d for d in run.diagnostics if d.kind == "missing-file"]
+    assert "configs/sft.yaml" in missing.message and missing.origin.column == 11
 
 
 def test_other_swift_commands_are_no_jobs():

@@ -282,10 +282,10 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     if start is None:
         return None
     notes = tuple(start.notes)
-    out_of_scope = run.known(OUT_OF_SCOPE)
-    if isinstance(out_of_scope, str) and out_of_scope:
+    out_of_scope = _out_of_scope(run)
+    if out_of_scope:
         notes += (f"no change is planned for memory: {out_of_scope} is out of the memory model's scope",)
-    if start.as_written_fits or (isinstance(out_of_scope, str) and out_of_scope):
+    if start.as_written_fits or out_of_scope:
         return PortPlan(run.id, gpu.key, num_gpus, start.current, None, global_batch=start.kept_global, notes=notes)
     speeds = RelativeSpeeds(run, gpu)
     candidates = _safe_candidates(run, gpu, start, speeds)
@@ -300,12 +300,18 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
                     start.kept_global, notes, as_written_gpu, with_plan_gpu)
 
 
+def _out_of_scope(run: TrainingRun) -> str:
+    """Why the job trains in a way the memory model does not describe (set by a framework that knows), or ""."""
+    reason = run.known(OUT_OF_SCOPE)
+    return reason if isinstance(reason, str) else ""
+
+
 def chosen_plan(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None,
                 global_batch: Optional[int] = None) -> Optional[Plan]:
     """The plan `plan_port(..., unsafe=True)` chooses, and only that: unsafe plans rank after every safe
     one, so they are only weighed when no safe plan fits (or the GPU forces fp16 on every plan)."""
     start = _start(run, gpu, num_gpus, global_batch)
-    if start is None or start.as_written_fits or run.known(OUT_OF_SCOPE):
+    if start is None or start.as_written_fits or _out_of_scope(run):
         return None  # out of scope: the estimate supports no change made for memory
     speeds = RelativeSpeeds(run, gpu)
     safe = _safe_candidates(run, gpu, start, speeds)

@@ -501,24 +501,23 @@ def _swift_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
     flags = last_by_name(parsed)
     build.flags = tuple((flag.name, flag.flag) for flag in parsed)
     command = str(positionals[0].value) if positionals else "sft"
+    build.entry_shown = f"swift {command}"
     written = {name.replace("-", "_"): setting for name, setting in _recipe_overrides(flags, ())}
+    kept = written
     config = _swift_config(build, flags, positionals[1:2], dirs)
     if config is not None:
         path, file_wins = config
-        values = build.workspace.config(path).values
-        kept = {key: setting for key, setting in written.items() if not (file_wins and key in values)}
-        build.inputs.read_config(build.workspace.config(path), SWIFT, overridden=() if file_wins else tuple(kept))
-        written = {**{key: setting for key, setting in values.items()}, **kept}
-        environment = {key[len("ENV."):]: setting for key, setting in values.items() if key.startswith("ENV.")}
+        file = build.workspace.config(path)
+        kept = {key: setting for key, setting in written.items() if not (file_wins and key in file.values)}
+        build.inputs.read_config(file, SWIFT, overridden=() if file_wins else tuple(kept))
+        written = {**file.values, **kept}
+        environment = {key[len("ENV."):]: setting for key, setting in file.values.items() if key.startswith("ENV.")}
         # The config's ENV block is exported before ms-swift starts torchrun; the caller's environment wins.
         build.launch = launch = replace(launch, env={**environment, **launch.env})
-    else:
-        kept = written
     for name, setting in kept.items():
         knob = knob_for(name, SWIFT)
         if knob is not None:
             build.candidates.add(knob, setting)
-    build.entry_shown = f"swift {command}"
     _world(build, dirs)
     _environment(build)
     HF_TRAINER.defaults(written, build.candidates)
@@ -544,7 +543,12 @@ def _swift_config(build: JobBuild, flags: Flags, first: Sequence[Setting],
         return None
     located = locate_script(build.workspace, word.value, dirs, build.launch.cwd_unknown)
     if located.path is None:
-        build.entry_shown = located.shown
+        # Its keys are not read: what they set stays at ms-swift's defaults, each the lower side of memory.
+        build.entry_shown = f"{build.entry_shown} with {located.shown}"
+        if located.exists is False:  # not one outside the tree or relative to a directory not known
+            build.candidates.diagnostics.append(Diagnostic(
+                "missing-file", f"the config `{word.value}` does not exist", display_path(build.script_path),
+                word.origin))
         return None
     build.recipe = display_path(located.path)
     return located.path, named is not None
