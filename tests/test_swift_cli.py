@@ -194,3 +194,22 @@ def test_lora_is_no_switch_of_msswift(cli, tmp_path):
     out = _fix_diff(cli, tmp_path, "ports/full_two_gpus.sh", "--gpu", "rtx4090", "--num-gpus", "2")
     assert "--lora " not in out and "--use_lora" not in out
     assert "--tuner_type lora" in out  # named in the reason the change is left to a person
+
+
+def test_msswift_entry_script_started_by_a_launcher_of_its_own(tmp_path):
+    # Issue threads show ms-swift's entry scripts started by torchrun or deepspeed directly, from a checkout.
+    write_tree(tmp_path, {
+        "go.sh": "CUDA_VISIBLE_DEVICES=0,1,2,3 python -m torch.distributed.run --nproc_per_node 4 \\\n"
+                 "    /workspace/ms-swift/swift/cli/sft.py --model Qwen/Qwen2.5-7B-Instruct --train_type full \\\n"
+                 "    --deepspeed zero3 --max_length 4096\n",
+        "module.sh": "CUDA_VISIBLE_DEVICES=0,1 python -m swift.cli.sft --model Qwen/Qwen2.5-7B-Instruct\n"})
+    run = _run(tmp_path, "go.sh")
+    assert run.entry == "/workspace/ms-swift/swift/cli/sft.py (swift sft)"
+    assert _value(run, "world_size") == 4 and _value(run, "zero_stage") == 3 and _value(run, "lora") is False
+    assert _value(run, "per_device_train_batch_size") == 1  # ms-swift's default, not TrainingArguments' 8
+    assert OUT_OF_SCOPE not in run.settings  # torchrun gives each process its GPU: no device_map
+    assert not run.diagnostics  # ms-swift's script, not one the tree lacks
+    run = _run(tmp_path, "module.sh")
+    # One python process that sees two GPUs spreads the model over them, as `swift sft` without NPROC_PER_NODE.
+    assert run.entry == "swift.cli.sft (swift sft)" and "device_map" in _value(run, OUT_OF_SCOPE)
+    assert _value(run, "world_size") == 1

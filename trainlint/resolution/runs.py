@@ -126,8 +126,10 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     build.inputs.files.append(shown_script)
     if axolotl_cli.runs_axolotl_train(launch):
         return _axolotl_run(build, dirs)
-    if launch.launcher == Launcher.SWIFT:
-        return _swift_run(build, dirs)
+    entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
+    swift_entry = swift.command_of_entry(entry_name, launch.entry_is_module)
+    if launch.launcher == Launcher.SWIFT or swift_entry is not None:
+        return _swift_run(build, dirs, swift_entry)
     entry_path = _resolve_entry(build, dirs)
     launch = build.launch
     if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
@@ -179,7 +181,6 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     prefix_tuning(build.facts, flags, build.candidates)
     adapters_in_unread_code(build.facts, flags, build.candidates)
     megatron.apply(flags, build.candidates)
-    entry_name = launch.entry.value if launch.entry is not None and isinstance(launch.entry.value, str) else None
     command = openrlhf.command_of(entry_name, launch.entry_is_module)
     if command is not None and build.facts is not None:
         openrlhf.apply(command, argument_values(build.facts, flags), build.candidates)
@@ -492,19 +493,25 @@ def _axolotl_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
     return _finish(build, display_path(build.script_path))
 
 
-def _swift_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
+def _swift_run(build: JobBuild, dirs: Sequence[Path], entry_command: Optional[str] = None) -> TrainingRun:
     """`swift sft|pt|rlhf [config] --flag value ...`: the flags, over a config file named first (ms-swift 4.1 on)
     or under one `--config` names (3.10 to 4.0, whose keys win), with ms-swift's defaults; the processes are
-    the ones ms-swift's torchrun starts."""
+    the ones ms-swift's torchrun starts. `entry_command`: the command whose entry script (`swift/cli/sft.py`) a
+    launcher of its own starts, with the processes it starts; it is ms-swift's, not a script of the tree."""
     launch = build.launch
     parsed, positionals = parse_flags(launch.script_args, lambda name: name.replace("-", "_") in swift.SWITCHES)
     flags = last_by_name(parsed)
     build.flags = tuple((flag.name, flag.flag) for flag in parsed)
-    command = str(positionals[0].value) if positionals else "sft"
-    build.entry_shown = f"swift {command}"
+    if entry_command is None:
+        command = str(positionals[0].value) if positionals else "sft"
+        positionals = positionals[1:]
+        build.entry_shown = f"swift {command}"
+    else:
+        command = entry_command
+        build.entry_shown = f"{launch.entry.value} (swift {command})"
     written = {name.replace("-", "_"): setting for name, setting in _recipe_overrides(flags, ())}
     kept = written
-    config = _swift_config(build, flags, positionals[1:2], dirs)
+    config = _swift_config(build, flags, positionals[:1], dirs)
     if config is not None:
         path, file_wins = config
         file = build.workspace.config(path)
@@ -522,7 +529,7 @@ def _swift_run(build: JobBuild, dirs: Sequence[Path]) -> TrainingRun:
     _environment(build)
     HF_TRAINER.defaults(written, build.candidates)
     release = build.workspace.pin_above(build.workspace.resolved(build.script_path).parent, "ms-swift")
-    swift.apply(swift.SwiftCommand(command, written, release, launch.env), build.candidates)
+    swift.apply(swift.SwiftCommand(command, written, release, launch.env, launch.launcher), build.candidates)
     named = build.candidates.winner(K.DEEPSPEED)
     if named is not None and isinstance(named.value, str) and named.value.lstrip().startswith("{"):
         build.candidates.add(K.ZERO_STAGE, Setting(Unknown("the DeepSpeed config is inline JSON"), SourceKind.DERIVED,

@@ -18,10 +18,11 @@ classes: swift/llm/utils/argument.py in 2.x, swift/llm/argument/ in 3.x, swift/a
 - A process that sees several GPUs spreads the model over them (`device_map='auto'`, swift's `is_mp`)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Tuple
 
-from trainlint.core import Setting, SourceKind, Unknown, parsed_release
+from trainlint.core import Launcher, Setting, SourceKind, Unknown, parsed_release
 from trainlint.knobs import HF_BOOL_FIELDS, K, coerce_as
 from trainlint.resolution.frameworks.memory_features import (
     FUSED_LOSS,
@@ -81,12 +82,14 @@ PRESETS = {
 @dataclass(frozen=True)
 class SwiftCommand:
     """One `swift` training command: which one, its flags by name (underscores), the ms-swift release the
-    repository pins (None: not pinned) and the environment of the launch."""
+    repository pins (None: not pinned), the environment of the launch, and what starts it: the `swift` command, or
+    a launcher of its own (torchrun, deepspeed, python) that runs ms-swift's entry script."""
 
     name: str
     written: Mapping[str, Setting]
     release: Optional[Setting] = None
     env: Mapping[str, Setting] = field(default_factory=dict)
+    launcher: Launcher = Launcher.SWIFT
 
     def at_least(self, version: str) -> Optional[bool]:
         return _at_least(self.release, version)
@@ -94,6 +97,25 @@ class SwiftCommand:
     def text(self, name: str) -> Optional[str]:
         setting = self.written.get(name)
         return setting.value.strip().lower() if setting is not None and isinstance(setting.value, str) else None
+
+
+# ms-swift's entry scripts, which `swift sft` runs and users also start with torchrun or deepspeed themselves
+# (`torchrun --nproc_per_node 4 swift/cli/sft.py ...`, `python -m swift.cli.sft`).
+_ENTRY_SCRIPT = re.compile(r"(?:^|/)swift/cli/(sft|pt|rlhf)\.py$")
+_ENTRY_MODULE = re.compile(r"^swift\.cli\.(sft|pt|rlhf)$")
+
+
+# Launchers that start one process per GPU (each process sees its own through LOCAL_RANK).
+_STARTS_ONE_PROCESS_PER_GPU = frozenset({Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
+                                         Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.DEEPSPEED, Launcher.ACCELERATE})
+
+
+def command_of_entry(entry: Optional[str], is_module: bool) -> Optional[str]:
+    """The `swift` command an entry script or module is (`sft` for `swift/cli/sft.py`), or None."""
+    if entry is None:
+        return None
+    found = (_ENTRY_MODULE if is_module else _ENTRY_SCRIPT).search(entry)
+    return found.group(1) if found else None
 
 
 def _at_least(pin: Optional[Setting], version: str) -> Optional[bool]:
@@ -283,21 +305,24 @@ def _preference(command: SwiftCommand, candidates: Candidates) -> None:
 
 
 def _placement(command: SwiftCommand, candidates: Candidates) -> None:
-    """One process that sees several GPUs (no NPROC_PER_NODE or NNODES) spreads the model over them; `--device_map`
-    places it as written. Neither is what the memory model describes."""
+    """One process that sees several GPUs (`swift` without NPROC_PER_NODE or NNODES, or `python` running ms-swift's
+    entry script) spreads the model over them; `--device_map` places it as written. Neither is what the memory
+    model describes."""
     written = command.written.get("device_map")
     if written is not None:
         add_out_of_scope(candidates, written, "device_map: the model is placed over several GPUs as written")
         return
     env = command.env
-    if "NPROC_PER_NODE" in env or "NNODES" in env:
+    if command.launcher in _STARTS_ONE_PROCESS_PER_GPU:
+        return
+    if command.launcher == Launcher.SWIFT and ("NPROC_PER_NODE" in env or "NNODES" in env):
         return
     visible = env.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and isinstance(visible.value, str) and count_devices(visible.value) == 1:
         return
     cause = visible or Setting("swift", SourceKind.DERIVED, None)
-    add_out_of_scope(candidates, cause, "one `swift` process spreads the model over every GPU it sees "
-                                        "(device_map auto) when NPROC_PER_NODE is unset")
+    add_out_of_scope(candidates, cause, "one ms-swift process spreads the model over every GPU it sees "
+                                        "(device_map auto): `swift` without NPROC_PER_NODE, or `python`")
 
 
 def preset_config(candidates: Candidates, named: Setting, release: Optional[Setting]) -> bool:
