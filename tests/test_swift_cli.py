@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import write_tree
 from tests.test_realworld import _run, _runs, _value
 from trainlint.core import Launcher, SourceKind, Unknown
+from trainlint.fixers.editors.common import Refused, spelling
 from trainlint.linter import lint, make_target
 from trainlint.memory import estimate, find_gpu
 from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, OUT_OF_SCOPE
@@ -213,3 +214,19 @@ def test_msswift_entry_script_started_by_a_launcher_of_its_own(tmp_path):
     # One python process that sees two GPUs spreads the model over them, as `swift sft` without NPROC_PER_NODE.
     assert run.entry == "swift.cli.sft (swift sft)" and "device_map" in _value(run, OUT_OF_SCOPE)
     assert _value(run, "world_size") == 1
+
+
+@pytest.mark.parametrize("knob, written", [("max_seq_length", "max_length"), ("lora_r", "lora_rank"),
+                                           ("per_device_train_batch_size", "per_device_train_batch_size"),
+                                           ("optim", "optim"), ("gradient_checkpointing", "gradient_checkpointing")])
+def test_a_new_flag_is_spelt_as_msswift_takes_it(knob, written):
+    assert spelling(_run(SAMPLES, "lora_one_gpu.sh"), knob) == written
+
+
+def test_adapters_and_unknown_flags_are_refused_with_msswifts_reason():
+    run = _run(SAMPLES, "lora_one_gpu.sh")
+    with pytest.raises(Refused, match="--tuner_type lora"):
+        spelling(run, "lora")
+    with pytest.raises(Refused, match="no ms-swift flag"):
+        spelling(run, "fsdp_sharding_strategy")
+

@@ -203,6 +203,7 @@ KNOBS: Tuple[Knob, ...] = (
                 "max-seq-len",
             ),
             AXOLOTL: ("sequence_len",),
+            SWIFT: ("max_length",),
         },
     ),
     # Seq2seq-style scripts (ChatGLM's P-tuning, MedicalGPT's reward model) bound the prompt and the
@@ -324,7 +325,8 @@ KNOBS: Tuple[Knob, ...] = (
         {ARGS: ("finetuning_type", "language_training_method", "training_method")},
     ),
     Knob(K.ADAPTER, str, "axolotl adapter", {AXOLOTL: ("adapter",)}),
-    Knob(K.LORA_R, int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",)}),
+    Knob(K.LORA_R, int, "LoRA rank", {ARGS: ("lora_r", "lora_rank", "lora_dim"), AXOLOTL: ("lora_r",),
+                                      SWIFT: ("lora_rank",)}),
     # peft's `modules_to_save`: modules trained as full copies next to the adapters (LLaMA-Factory's
     # `additional_target`, axolotl's `lora_modules_to_save`), comma-separated names.
     Knob(K.LORA_MODULES_TO_SAVE, str, "modules trained in full next to LoRA",
@@ -422,7 +424,8 @@ KNOBS: Tuple[Knob, ...] = (
     ),
     Knob(K.OPTIM, str, "optimizer", {ARGS: ("optim",), AXOLOTL: ("optimizer",)}, "adamw_torch"),
     # `dtype` is the name transformers (4.56) and TRL's ModelConfig gave `torch_dtype` after it.
-    Knob(K.TORCH_DTYPE, str, "dtype weights are loaded in", {ARGS: ("torch_dtype", "dtype")}),
+    Knob(K.TORCH_DTYPE, str, "dtype weights are loaded in", {ARGS: ("torch_dtype", "dtype"),
+                                                              SWIFT: ("torch_dtype", "dtype")}),
     Knob(K.ALLOC_CONF, str, "PYTORCH_CUDA_ALLOC_CONF", {}),
     Knob(
         K.EVAL_DATA,

@@ -23,6 +23,7 @@ from trainlint.memory.cost import RelativeSpeeds, job_inputs
 from trainlint.memory.gpus import Gpu, gpu_catalog
 from trainlint.memory.inputs import KnobReader, offloaded
 from trainlint.resolution.frameworks.memory_features import OUT_OF_SCOPE
+from trainlint.resolution.world import count_devices as count_device_list
 
 # How many plans besides the chosen one a report lists.
 RUNNERS_UP = 3
@@ -150,15 +151,7 @@ _DEVICE_LIST = re.compile(r"^(?P<host>[^:@]*:)?(?P<slots>[0-9,\-]+)$")
 def count_devices(spec: str) -> Optional[int]:
     """`0,1,2,3` -> 4, `0-7` -> 8, `localhost:0-3` -> 4; None for anything else (several hosts)."""
     match = _DEVICE_LIST.match(spec.strip())
-    if match is None:
-        return None
-    total = 0
-    for item in match.group("slots").split(","):
-        low, dash, high = item.partition("-")
-        if not low.isdigit() or (dash and not high.isdigit()):
-            return None
-        total += int(high) - int(low) + 1 if dash else 1
-    return total or None
+    return count_device_list(match.group("slots")) if match is not None else None
 
 
 def launcher_gpu_count(run: TrainingRun) -> Optional[LauncherCount]:

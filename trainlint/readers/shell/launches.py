@@ -64,6 +64,10 @@ def is_passthrough_marker(word: Word) -> bool:
     return word.passthrough and not word.pieces
 
 
+# ms-swift's commands that train (`swift sft|pt|rlhf`).
+SWIFT_TRAINING_COMMANDS = frozenset({"sft", "pt", "rlhf"})
+
+
 def launch_shape(words: Sequence[Word], index: int) -> Optional[LaunchShape]:
     name = basename(words[index])
     rest = list(words[index + 1 :])
@@ -96,7 +100,6 @@ def launch_shape(words: Sequence[Word], index: int) -> Optional[LaunchShape]:
     return None
 
 
-SWIFT_TRAINING_COMMANDS = frozenset({"sft", "pt", "rlhf"})
 # `axolotl train` options that take a value and are no config key (the config is the first other word).
 _AXOLOTL_VALUE_OPTIONS = frozenset({"--launcher", "--cloud", "--sweep"})
 _RECIPE_SUFFIXES = (".yml", ".yaml")
