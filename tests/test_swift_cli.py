@@ -122,6 +122,14 @@ def test_unpinned_pretraining_method_is_unknown(tmp_path):
     assert isinstance(_value(_run(tmp_path, "go.sh"), "lora"), Unknown)
 
 
+def test_unset_dtype_is_the_checkpoints_and_the_estimate_says_so(tmp_path):
+    command = "CUDA_VISIBLE_DEVICES=0 swift sft --model Qwen/Qwen2.5-7B-Instruct --max_length 2048\n"
+    run = _run(write_tree(tmp_path, {"go.sh": command}), "go.sh")
+    assert isinstance(_value(run, "torch_dtype"), Unknown) and isinstance(_value(run, "bf16"), Unknown)
+    unknowns = estimate(run, find_gpu("rtx4090")).unknowns
+    assert any("config.json): assumed 16-bit" in line for line in unknowns)
+
+
 def test_max_length_unset_is_unknown_from_3_0(tmp_path):
     write_tree(tmp_path, {"go.sh": "CUDA_VISIBLE_DEVICES=0 swift sft --model Qwen/Qwen2.5-7B-Instruct\n"})
     value = _value(_run(tmp_path, "go.sh"), "max_seq_length")

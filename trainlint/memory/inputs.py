@@ -249,7 +249,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     lora_rank = _lora_rank(knobs, lora, notes)
     fsdp = zero is not None and _sharded_by_fsdp(run)
     # FSDP keeps the dtype the model was loaded in; DeepSpeed casts the module to 16-bit.
-    weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora, notes)
+    weights_half = _weights_half(knobs, model, half, None if fsdp else zero, lora, notes, run.setting(K.TORCH_DTYPE))
     embedding_copies = _trained_embedding_copies(knobs, lora, notes)
     checkpointing = _checkpointing(knobs, notes)
     attention = _attention(knobs, run, model, notes, gpu)
@@ -422,7 +422,7 @@ def _lora_rank(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
 
 
 def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zero: Optional[int],
-                  lora: bool, notes: EstimateNotes) -> bool:
+                  lora: bool, notes: EstimateNotes, written: Optional[Setting] = None) -> bool:
     dtype = (knobs.str(K.TORCH_DTYPE) or "").removeprefix("torch.")
     if dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
         return True
@@ -433,7 +433,12 @@ def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zer
         # several: the weights are in some dtype the code computes, whatever the trainer's mixed precision.
         # Like every setting that lowers memory, unknown counts as the lower side: 16-bit weights, which
         # train without an fp32 copy unless DeepSpeed or LoRA keeps one.
-        notes.unknown("torch_dtype", "the dtype the weights are loaded in is computed in code: assumed 16-bit")
+        if written is not None and written.kind == SourceKind.FRAMEWORK_DEFAULT:
+            # A framework's default that depends on the checkpoint (ms-swift loads the config.json's dtype).
+            notes.unknown("torch_dtype",
+                          f"the dtype the weights are loaded in is unknown{_why(written)}: assumed 16-bit")
+        else:
+            notes.unknown("torch_dtype", "the dtype the weights are loaded in is computed in code: assumed 16-bit")
         return True
     # DeepSpeed casts the module to 16-bit; LoRA scripts load the frozen base in the compute dtype.
     return half and (zero is not None or lora or (model is not None and model.half_by_default))
