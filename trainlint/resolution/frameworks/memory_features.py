@@ -31,6 +31,9 @@ ENCODER_DECODER_CLASSES = frozenset({
     "UMT5ForConditionalGeneration", "LongT5ForConditionalGeneration", "BartForConditionalGeneration",
     "MBartForConditionalGeneration", "PegasusForConditionalGeneration", "LEDForConditionalGeneration",
     "MarianMTModel"})
+# How many GPUs one process spreads the model over with `device_map` (an int; Unknown when the GPUs it sees are not
+# known): ms-swift's placement when one process sees several GPUs.
+DEVICE_MAP_GPUS = "device_map_gpus"
 # Why the job trains in a way the memory model does not describe (a string): no memory rule judges it,
 # and `trainlint estimate` states the reason.
 OUT_OF_SCOPE = "memory_out_of_scope"

@@ -25,6 +25,7 @@ from typing import Mapping, Optional, Tuple
 from trainlint.core import Launcher, Setting, SourceKind, Unknown, parsed_release
 from trainlint.knobs import HF_BOOL_FIELDS, K, coerce_as
 from trainlint.resolution.frameworks.memory_features import (
+    DEVICE_MAP_GPUS,
     FUSED_LOSS,
     SEQUENCE_PARALLEL,
     add_degree,
@@ -318,9 +319,13 @@ def _placement(command: SwiftCommand, candidates: Candidates) -> None:
     if command.launcher == Launcher.SWIFT and ("NPROC_PER_NODE" in env or "NNODES" in env):
         return
     visible = env.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None and isinstance(visible.value, str) and count_devices(visible.value) == 1:
+    count = count_devices(visible.value) if visible is not None and isinstance(visible.value, str) else None
+    if count == 1:
         return
     cause = visible or Setting("swift", SourceKind.DERIVED, None)
+    gpus = count if count is not None else Unknown("the GPUs the process sees are the machine's")
+    candidates.add(DEVICE_MAP_GPUS, replace(cause, value=gpus, kind=SourceKind.DERIVED, via=(cause,),
+                                            note="ms-swift's device_map over the GPUs one process sees"))
     add_out_of_scope(candidates, cause, "one ms-swift process spreads the model over every GPU it sees "
                                         "(device_map auto): `swift` without NPROC_PER_NODE, or `python`")
 
