@@ -92,6 +92,14 @@ def test_one_process_on_several_gpus_spreads_the_model_and_is_not_judged():
     assert not [f for f in findings if f.code in ("TL101", "TL108", "TL111", "TL112")]
 
 
+def test_ray_places_its_own_workers(tmp_path):
+    write_tree(tmp_path, {"go.sh": "CUDA_VISIBLE_DEVICES=0,1 swift sft --model Qwen/Qwen2.5-7B-Instruct --use_ray true "
+                                   "--deepspeed zero2\n"})
+    run = _run(tmp_path, "go.sh")
+    assert OUT_OF_SCOPE not in run.settings and "device_map_gpus" not in run.settings
+    assert isinstance(_value(run, "world_size"), Unknown)
+
+
 def test_without_nproc_or_visible_devices_the_process_count_is_the_callers(tmp_path):
     write_tree(tmp_path, {"go.sh": "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type full --deepspeed zero3\n"})
     run = _run(tmp_path, "go.sh")

@@ -314,8 +314,13 @@ def _placement(command: SwiftCommand, candidates: Candidates) -> None:
         add_out_of_scope(candidates, written, "device_map: the model is placed over several GPUs as written")
         return
     env = command.env
-    if command.launcher in _STARTS_ONE_PROCESS_PER_GPU:
+    ray = command.written.get("use_ray")
+    if is_on(ray):
+        candidates.add(K.WORLD_SIZE, Setting(Unknown("ms-swift's Ray launch (use_ray) places its own workers"),
+                                             SourceKind.DERIVED, None, via=(ray,)))
         return
+    if command.launcher in _STARTS_ONE_PROCESS_PER_GPU:
+        return  # one process per GPU
     if command.launcher == Launcher.SWIFT and ("NPROC_PER_NODE" in env or "NNODES" in env):
         return
     visible = env.get("CUDA_VISIBLE_DEVICES")
