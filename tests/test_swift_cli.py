@@ -12,7 +12,7 @@ from tests.test_realworld import _run, _runs, _value
 from trainlint.core import Launcher, SourceKind, Unknown
 from trainlint.fixers.editors.common import Refused, spelling
 from trainlint.linter import lint, make_target
-from trainlint.memory import estimate, find_gpu
+from trainlint.memory import estimate, find_gpu, suggestions
 from trainlint.resolution.frameworks.memory_features import FUSED_LOSS, OUT_OF_SCOPE
 
 SAMPLES = Path(__file__).parent / "samples" / "swift_cli"
@@ -112,6 +112,12 @@ def test_preference_training_is_out_of_scope():
     assert "swift rlhf" in _value(run, OUT_OF_SCOPE) and "dpo" in _value(run, OUT_OF_SCOPE)
     findings = lint([SAMPLES / "dpo_full.sh"], make_target(gpu="a100-80gb", num_gpus=4)).findings
     assert not [f for f in findings if f.severity.value == "error"]
+
+
+def test_no_change_is_proposed_on_an_estimate_out_of_scope():
+    run = _run(SAMPLES, "dpo_full.sh")
+    assert not estimate(run, find_gpu("a100-40gb")).fits
+    assert suggestions(run, find_gpu("a100-40gb")) == []
 
 
 def test_pinned_2x_reads_its_own_flag_names_and_defaults():

@@ -121,6 +121,12 @@ class KnobReader:
         return value.strip().lower() if isinstance(value, str) and value.strip() else None
 
 
+def out_of_scope(run: TrainingRun) -> str:
+    """Why the job trains in a way the memory model does not describe (set by a framework that knows), or ""."""
+    reason = run.known(OUT_OF_SCOPE)
+    return reason if isinstance(reason, str) else ""
+
+
 def _offloaded(knobs: KnobReader, run: TrainingRun, knob: str, zero: Optional[int], notes: EstimateNotes) -> bool:
     """Whether DeepSpeed keeps these states on the CPU. Like every setting that lowers memory, one that cannot be
     read counts as on: the side that raises no false alarm."""

@@ -21,8 +21,7 @@ from trainlint.knobs import K
 from trainlint.memory.assembly import JobMemoryEstimate, estimate, model_identified
 from trainlint.memory.cost import RelativeSpeeds, job_inputs
 from trainlint.memory.gpus import Gpu, gpu_catalog
-from trainlint.memory.inputs import KnobReader, offloaded
-from trainlint.resolution.frameworks.memory_features import OUT_OF_SCOPE
+from trainlint.memory.inputs import KnobReader, offloaded, out_of_scope
 from trainlint.resolution.world import count_devices as count_device_list
 
 # How many plans besides the chosen one a report lists.
@@ -275,10 +274,10 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
     if start is None:
         return None
     notes = tuple(start.notes)
-    out_of_scope = _out_of_scope(run)
-    if out_of_scope:
-        notes += (f"no change is planned for memory: {out_of_scope} is out of the memory model's scope",)
-    if start.as_written_fits or out_of_scope:
+    unmodelled = out_of_scope(run)
+    if unmodelled:
+        notes += (f"no change is planned for memory: {unmodelled} is out of the memory model's scope",)
+    if start.as_written_fits or unmodelled:
         return PortPlan(run.id, gpu.key, num_gpus, start.current, None, global_batch=start.kept_global, notes=notes)
     speeds = RelativeSpeeds(run, gpu)
     candidates = _safe_candidates(run, gpu, start, speeds)
@@ -293,18 +292,12 @@ def plan_port(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None, unsafe
                     start.kept_global, notes, as_written_gpu, with_plan_gpu)
 
 
-def _out_of_scope(run: TrainingRun) -> str:
-    """Why the job trains in a way the memory model does not describe (set by a framework that knows), or ""."""
-    reason = run.known(OUT_OF_SCOPE)
-    return reason if isinstance(reason, str) else ""
-
-
 def chosen_plan(run: TrainingRun, gpu: Gpu, num_gpus: Optional[int] = None,
                 global_batch: Optional[int] = None) -> Optional[Plan]:
     """The plan `plan_port(..., unsafe=True)` chooses, and only that: unsafe plans rank after every safe
     one, so they are only weighed when no safe plan fits (or the GPU forces fp16 on every plan)."""
     start = _start(run, gpu, num_gpus, global_batch)
-    if start is None or start.as_written_fits or _out_of_scope(run):
+    if start is None or start.as_written_fits or out_of_scope(run):
         return None  # out of scope: the estimate supports no change made for memory
     speeds = RelativeSpeeds(run, gpu)
     safe = _safe_candidates(run, gpu, start, speeds)

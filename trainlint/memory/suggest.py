@@ -10,7 +10,7 @@ from trainlint.knobs import K
 from trainlint.memory.assembly import estimate
 from trainlint.memory.fitting import largest_fitting_batch, split_keeping_product
 from trainlint.memory.gpus import Gpu
-from trainlint.memory.inputs import KnobReader, offloaded
+from trainlint.memory.inputs import KnobReader, offloaded, out_of_scope
 from trainlint.memory.terms import MemoryTerm
 
 # A change must lower the peak by more than this (GiB) to be worth proposing.
@@ -35,8 +35,8 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
     """'What would make it fit': each change with its knob overrides and new estimate, the ones that
     fit first (training-preserving before the rest), then by peak."""
     current = estimate(run, gpu)
-    if not current.model:
-        return []
+    if not current.model or out_of_scope(run):
+        return []  # no model, or a figure the model does not stand behind: nothing to propose on it
     knobs = KnobReader(run, None)
     out: List[Suggestion] = []
 
