@@ -197,6 +197,12 @@ class Launcher(str, Enum):
         return self.value
 
 
+# Launchers that start one process per GPU themselves, each on the machine it runs on (the process sees its own GPU
+# through LOCAL_RANK): DeepSpeed's, torchrun and its module forms, accelerate.
+DISTRIBUTED_LAUNCHERS = frozenset({Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
+                                   Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE})
+
+
 class ModelSource(str, Enum):
     """Where a model's dimensions come from (`ModelSpec.resolved_by` in trainlint.memory.catalog, which
     still carries these values as plain strings)."""

@@ -5,7 +5,7 @@ from typing import Iterable
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Severity, TrainingRun
+from trainlint.core import DISTRIBUTED_LAUNCHERS, Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 from trainlint.knobs import K
 from trainlint.memory.plans import LauncherCount, launcher_gpu_count
 from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES
@@ -129,15 +129,10 @@ def _keeping_the_global_batch(run: TrainingRun, stated: int, gpus: int) -> Fix:
     return Fix(Applicability.UNSAFE, f"set the GPU count to {gpus}; the global batch changes ({why})", (world,))
 
 
-# Launchers that start every process on the one machine they run on.
-_PER_NODE_LAUNCHERS = frozenset({Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_LAUNCH,
-                                 Launcher.TORCH_DISTRIBUTED_RUN, Launcher.ACCELERATE})
-
-
 def _certain_single_node(run: TrainingRun, stated: LauncherCount) -> bool:
     """Whether the count certainly starts on this one machine: a per-node launcher (not srun or mpirun, which
     spread processes over hosts), one node, and a count no environment replaces (not a `${GPUS:-16}` fallback)."""
     world = run.setting(K.WORLD_SIZE)
     chain = (*stated.source.chain(), *(world.chain() if world is not None else ()))
-    return (run.launcher in _PER_NODE_LAUNCHERS and stated.nodes == 1
+    return (run.launcher in DISTRIBUTED_LAUNCHERS and stated.nodes == 1
             and not any(setting.fallback is not None for setting in chain))

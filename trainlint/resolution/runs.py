@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from trainlint.core import (
+    DISTRIBUTED_LAUNCHERS,
     Diagnostic,
     FileKind,
     Launcher,
@@ -79,8 +80,6 @@ from trainlint.resolution.world import visible_gpus, world_size
 __all__ = ["KNOB_TYPES", "PRECEDENCE", "JobBuild", "add_recipe", "build_run", "by_precedence", "python_run",
            "recipe_run"]
 
-_DISTRIBUTED_LAUNCHERS = (Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
-                          Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE)
 _RECIPE_MARKERS = ("per_device_train_batch_size", "micro_batch_size", "model_name_or_path", "base_model")
 _EMPTY_VALUES = (None, "", 0, 0.0, "None", "none")
 
@@ -156,7 +155,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     build.misspelled_options = misspelled_options(build.facts, flags)
     flags = command_flags(build.facts, flags, positionals, build.flag_spellings)
     # A distributed launch of a script that is gone is reported whatever its flags: it cannot start.
-    gone_distributed = build.entry_exists is False and launch.launcher in _DISTRIBUTED_LAUNCHERS
+    gone_distributed = build.entry_exists is False and launch.launcher in DISTRIBUTED_LAUNCHERS
     if not (gone_distributed or looks_like_training(flags, build.facts)):
         return None
     if build.entry_exists is False:

@@ -231,17 +231,19 @@ def _llamafactory(env: Mapping[str, Setting]) -> Setting:
     return _per_visible_gpu(env, nodes, "`llamafactory-cli train` runs on every visible GPU")
 
 
+def swift_runs_torchrun(env: Mapping[str, Setting]) -> bool:
+    """Whether `swift sft|pt|rlhf` starts torchrun (swift/cli/main.py `use_torchrun`), not one plain process."""
+    return "NPROC_PER_NODE" in env or "NNODES" in env
+
+
 def _swift(env: Mapping[str, Setting]) -> Setting:
     """`swift sft|pt|rlhf` runs torchrun itself when NPROC_PER_NODE or NNODES is set: NPROC_PER_NODE × NNODES
     processes, torchrun's one per node when only NNODES is (swift/cli/main.py `use_torchrun`, `get_torchrun_args`).
     With neither it runs one plain process, which spreads the model over every GPU it sees; the script may also
     leave NPROC_PER_NODE to its caller, so the count is known only when the script names the GPUs it sees."""
-    nodes = env.get("NNODES")
-    per_node = env.get("NPROC_PER_NODE")
-    if per_node is not None:
-        return _multiply(per_node, nodes, "NPROC_PER_NODE")
-    if nodes is not None:
-        return _multiply(_derived(1, "torchrun's one process per node"), nodes, "NNODES")
+    if swift_runs_torchrun(env):
+        per_node = env.get("NPROC_PER_NODE") or _derived(1, "torchrun's one process per node")
+        return _multiply(per_node, env.get("NNODES"), "NPROC_PER_NODE" if "NPROC_PER_NODE" in env else "NNODES")
     visible = _visible_devices(env)
     if visible is not None and isinstance(visible.value, str) and count_devices(visible.value):
         # Not derived from the device list: that says how many GPUs the one process spreads over, not a count of

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional, Tuple
 
-from trainlint.core import Launcher, Setting, SourceKind, Unknown, parsed_release
+from trainlint.core import DISTRIBUTED_LAUNCHERS, Launcher, Setting, SourceKind, Unknown, parsed_release
 from trainlint.knobs import HF_BOOL_FIELDS, K, coerce_as
 from trainlint.resolution.frameworks.memory_features import (
     DEVICE_MAP_GPUS,
@@ -34,7 +34,7 @@ from trainlint.resolution.frameworks.memory_features import (
     is_on,
 )
 from trainlint.resolution.precedence import Candidates
-from trainlint.resolution.world import count_devices
+from trainlint.resolution.world import count_devices, swift_runs_torchrun
 
 # A config file named as the first argument (ms-swift 4.1 on).
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -104,11 +104,6 @@ class SwiftCommand:
 # (`torchrun --nproc_per_node 4 swift/cli/sft.py ...`, `python -m swift.cli.sft`).
 _ENTRY_SCRIPT = re.compile(r"(?:^|/)swift/cli/(sft|pt|rlhf)\.py$")
 _ENTRY_MODULE = re.compile(r"^swift\.cli\.(sft|pt|rlhf)$")
-
-
-# Launchers that start one process per GPU (each process sees its own through LOCAL_RANK).
-_STARTS_ONE_PROCESS_PER_GPU = frozenset({Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
-                                         Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.DEEPSPEED, Launcher.ACCELERATE})
 
 
 def command_of_entry(entry: Optional[str], is_module: bool) -> Optional[str]:
@@ -319,9 +314,9 @@ def _placement(command: SwiftCommand, candidates: Candidates) -> None:
         candidates.add(K.WORLD_SIZE, Setting(Unknown("ms-swift's Ray launch (use_ray) places its own workers"),
                                              SourceKind.DERIVED, None, via=(ray,)))
         return
-    if command.launcher in _STARTS_ONE_PROCESS_PER_GPU:
+    if command.launcher in DISTRIBUTED_LAUNCHERS:
         return  # one process per GPU
-    if command.launcher == Launcher.SWIFT and ("NPROC_PER_NODE" in env or "NNODES" in env):
+    if command.launcher == Launcher.SWIFT and swift_runs_torchrun(env):
         return
     visible = env.get("CUDA_VISIBLE_DEVICES")
     count = count_devices(visible.value) if visible is not None and isinstance(visible.value, str) else None
