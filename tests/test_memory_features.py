@@ -467,3 +467,47 @@ def test_flex_attention_keeps_no_score_matrix(tmp_path):
         peaks[kernel] = estimate.peak_gib
         assert any("s x s" in note for note in estimate.assumptions) is (kernel == "eager")
     assert peaks["flex_attention"] < peaks["eager"]
+
+
+def _without_unfrozen_parameters(folder: Path, name: str) -> None:
+    text = (SAMPLES / name).read_text()
+    kept = [line for line in text.splitlines(keepends=True)
+            if not line.startswith(("unfrozen_parameters:", "  - ^")) and ".block_sparse" not in line]
+    (folder / name).write_text("".join(kept))
+    shutil.copy(SAMPLES / "zero3.json", folder / "zero3.json")
+
+
+def test_axolotl_unfrozen_parameters_leave_the_trainable_set_unknown_and_end_the_states_error(tmp_path):
+    # Mixtral 8x22B at ZeRO-3 over 8 × 80 GB: every expert trained needs more than the GPU for its states alone.
+    (tmp_path / "whole").mkdir()
+    _without_unfrozen_parameters(tmp_path / "whole", "axolotl_moe_late_experts.yaml")
+    whole, _ = _check(tmp_path / "whole")
+    assert [f.severity for f in whole if f.code == "TL108"] == [Severity.ERROR]
+    (tmp_path / "partial").mkdir()
+    findings, estimate = _check(tmp_path / "partial", "axolotl_moe_late_experts.yaml", "zero3.json")
+    assert not [f for f in findings if f.code in ("TL101", "TL108", "TL111")]
+    [note] = [note for note in estimate.unknowns if "unfrozen_parameters" in note]
+    assert "`model.layers.5[0-5]+.block_sparse_moe.gate`" in note and "axolotl_moe_late_experts.yaml:6" in note
+
+
+def test_axolotl_unfrozen_parameters_naming_the_whole_language_model_keep_it_trained(tmp_path):
+    (tmp_path / "without").mkdir()
+    _without_unfrozen_parameters(tmp_path / "without", "axolotl_vlm_language_model_unfrozen.yaml")
+    without, plain = _check(tmp_path / "without", gpu="a100-40gb")
+    (tmp_path / "with").mkdir()
+    findings, estimate = _check(tmp_path / "with", "axolotl_vlm_language_model_unfrozen.yaml", "zero3.json",
+                                gpu="a100-40gb")
+    assert [f.code for f in findings] == [f.code for f in without] and "TL108" in [f.code for f in findings]
+    assert estimate.breakdown == plain.breakdown
+    assert not any("unfrozen_parameters" in note for note in estimate.unknowns)
+
+
+def test_the_axolotl_spectrum_plugin_leaves_the_trainable_set_unknown(tmp_path):
+    (tmp_path / "recipe.yaml").write_text(
+        "base_model: mistral-community/Mixtral-8x22B-v0.1\nplugins:\n  - axolotl.integrations.spectrum.SpectrumPlugin\n"
+        "spectrum_top_fraction: 0.5\nsequence_len: 2048\nmicro_batch_size: 1\noptimizer: adamw_torch\nbf16: true\n"
+        "gradient_checkpointing: true\ndeepspeed: zero3.json\n")
+    shutil.copy(SAMPLES / "zero3.json", tmp_path / "zero3.json")
+    findings, estimate = _check(tmp_path)
+    assert not [f for f in findings if f.code == "TL108"]
+    assert any("Spectrum plugin" in note for note in estimate.unknowns)

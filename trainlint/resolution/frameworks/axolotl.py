@@ -1,8 +1,9 @@
 """axolotl: recipes in its own spelling (`micro_batch_size`, `base_model`, `val_set_size`)."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from typing import Mapping, Optional
+from typing import List, Mapping, Optional
 
 from trainlint.core import Launcher, Setting, SourceKind, Unknown
 from trainlint.knobs import AXOLOTL as AXOLOTL_SPELLING
@@ -24,6 +25,7 @@ from trainlint.resolution.frameworks.memory_features import (
     is_on,
     plugins,
 )
+from trainlint.resolution.freezing import FROZEN_IN_CODE
 from trainlint.resolution.precedence import Candidates
 
 
@@ -57,6 +59,38 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
     _attention(written, candidates)
     _load_dtype(written, candidates)
     _preference(written, candidates)
+    _unfrozen_parameters(written, candidates)
+
+
+# A pattern of `unfrozen_parameters` naming the whole language model of a multimodal model (`model.language_model.*`,
+# how axolotl's multimodal recipes freeze the vision tower alone).
+_WHOLE_LANGUAGE_MODEL = re.compile(r"\^?(?:model\.)?language_model(?:\.\*|\.|\*)?\$?")
+_SPECTRUM_PLUGIN = "spectrum"
+
+
+def _unfrozen_parameters(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    """`unfrozen_parameters` freezes every parameter whose name none of its patterns matches (train.py calls
+    utils/freeze.py's `freeze_layers_except`), and the Spectrum plugin writes those patterns from its own scan at
+    start-up. Which parameters then train is the patterns' business: unknown to the memory model, which counts the
+    LLM frozen (FROZEN_IN_CODE), unless a pattern names the whole language model, which then trains as usual."""
+    patterns: List[Setting] = [setting for key, setting in written.items()
+                               if (key == "unfrozen_parameters" or key.startswith("unfrozen_parameters."))
+                               and isinstance(setting.value, str) and setting.value.strip()]
+    if any(_WHOLE_LANGUAGE_MODEL.fullmatch(pattern.value.strip()) for pattern in patterns):
+        return
+    if patterns:
+        shown = ", ".join(f"`{pattern.value.strip()}`" for pattern in patterns[:3]) + (", ..." if len(patterns) > 3
+                                                                                       else "")
+        note = f"axolotl's unfrozen_parameters trains only the parameters its patterns match ({shown})"
+        candidates.add(FROZEN_IN_CODE, replace(patterns[0], value=True, kind=SourceKind.DERIVED, via=(patterns[0],),
+                                               note=note))
+        return
+    for plugin in plugins(written):
+        if _SPECTRUM_PLUGIN in plugin.value.lower():
+            note = "the Spectrum plugin trains only the layers its signal-to-noise scan selects"
+            candidates.add(FROZEN_IN_CODE, replace(plugin, value=True, kind=SourceKind.DERIVED, via=(plugin,),
+                                                   note=note))
+            return
 
 
 # `rl:` values whose TRL trainer puts each pair's chosen and rejected answers in one batch (DPOTrainer's collator
