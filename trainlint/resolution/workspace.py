@@ -310,32 +310,34 @@ class Workspace:
     def pin_above(self, folder: Path, package: str) -> Optional[Setting]:
         """The pin of `package` in the first requirements file that names it, from `folder` upwards to
         its repository's root (once per folder and scan: every job of a repository asks)."""
-        key = (folder, package)
-        if key not in self._pins_above:
-            self._pins_above[key] = self._first_requirement_above(folder, lambda path: self.pin_in(path, package))
-        return self._pins_above[key]
+        return self._first_requirement_above(self._pins_above, folder, package,
+                                             lambda path: self.pin_in(path, package))
 
-    def _first_requirement_above(self, folder: Path, ask: Callable[[Path], Optional[T]]) -> Optional[T]:
+    def _first_requirement_above(self, memo: Dict[Tuple[Path, str], Optional[T]], folder: Path, package: str,
+                                 ask: Callable[[Path], Optional[T]]) -> Optional[T]:
         """The first answer `ask` gives for a requirements file, in `folder` then each folder above it up to
-        its repository's root (a folder outside any repository is its own root)."""
-        while True:
-            for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
-                found = ask(folder / name)
-                if found is not None:
-                    return found
+        its repository's root (a folder outside any repository is its own root). Remembered in `memo` for every
+        folder on the way up: the launchers and recipes of one repository share the folders above them."""
+        key = (folder, package)
+        if key in memo:
+            return memo[key]
+        found: Optional[T] = None
+        for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
+            found = ask(folder / name)
+            if found is not None:
+                break
+        if found is None:
             root = self.repo_root(folder) or folder
-            if folder == root or folder.parent == folder:
-                return None
-            folder = folder.parent
+            if folder != root and folder.parent != folder:
+                found = self._first_requirement_above(memo, folder.parent, package, ask)
+        memo[key] = found
+        return found
 
     def ceiling_above(self, folder: Path, package: str) -> Optional[VersionCeiling]:
         """The upper bound on `package` of the first requirements file that bounds it, from `folder` up to
         its repository's root, in the order `pin_above` looks."""
-        key = (folder, package)
-        if key not in self._ceilings_above:
-            self._ceilings_above[key] = self._first_requirement_above(folder,
-                                                                      lambda path: self.ceiling_in(path, package))
-        return self._ceilings_above[key]
+        return self._first_requirement_above(self._ceilings_above, folder, package,
+                                             lambda path: self.ceiling_in(path, package))
 
     def ceiling_in(self, path: Path, package: str) -> Optional[VersionCeiling]:
         key = (self.resolved(path), package)
