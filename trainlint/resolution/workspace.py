@@ -310,8 +310,7 @@ class Workspace:
     def pin_above(self, folder: Path, package: str) -> Optional[Setting]:
         """The pin of `package` in the first requirements file that names it, from `folder` upwards to
         its repository's root (once per folder and scan: every job of a repository asks)."""
-        return self._first_requirement_above(self._pins_above, folder, package,
-                                             lambda path: self.pin_in(path, package))
+        return self._first_requirement_above(self._pins_above, folder, package, lambda path: self.pin_in(path, package))
 
     def _first_requirement_above(self, memo: Dict[Tuple[Path, str], Optional[T]], folder: Path, package: str,
                                  ask: Callable[[Path], Optional[T]]) -> Optional[T]:
@@ -321,11 +320,8 @@ class Workspace:
         key = (folder, package)
         if key in memo:
             return memo[key]
-        found: Optional[T] = None
-        for name in (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:]):
-            found = ask(folder / name)
-            if found is not None:
-                break
+        names = (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:])
+        found = next((answer for answer in map(ask, (folder / name for name in names)) if answer is not None), None)
         if found is None:
             root = self.repo_root(folder) or folder
             if folder != root and folder.parent != folder:
