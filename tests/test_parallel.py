@@ -34,3 +34,33 @@ def test_results_come_back_in_the_order_asked(monkeypatch):
     assert len(files) >= pool.MIN_PARALLEL_FILES
     read = read_many([("python", path) for path in files], processes=2)
     assert read == [read_python(path) for path in files]
+
+
+def test_the_collector_is_frozen_only_while_the_workers_fork(monkeypatch):
+    """The workers inherit a frozen heap; the scanning process collects as before once they have forked, and a host
+    program's own freeze is neither added to nor undone."""
+    import gc
+
+    monkeypatch.chdir(SAMPLES.parent)
+    files = [("python", path) for path in sorted(SAMPLES.rglob("*.py"))[:12]]
+    frozen_at_submission = []
+    from concurrent.futures import ProcessPoolExecutor
+
+    submit = ProcessPoolExecutor.submit
+
+    def watching(self, *args, **kwargs):
+        frozen_at_submission.append(gc.get_freeze_count())
+        return submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", watching)
+    assert gc.get_freeze_count() == 0
+    read_many(files, processes=2)
+    assert frozen_at_submission and frozen_at_submission[0] > 0  # the first submission forks the workers
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        held = gc.get_freeze_count()
+        read_many(files, processes=2)
+        assert gc.get_freeze_count() == held
+    finally:
+        gc.unfreeze()

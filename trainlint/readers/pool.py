@@ -4,6 +4,7 @@ Each reader is a pure function of a file's bytes and shown path, so the facts do
 process read them; results come back in the order asked, whatever order the workers finish in."""
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 from pathlib import Path
@@ -81,6 +82,10 @@ class ReadingPool:
         else here. Workers write what they read to the cache in `cache_dir`, if any."""
         if self.processes <= 1 or len(jobs) < (2 if self._executor is not None else MIN_PARALLEL_FILES):
             return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
+        # The workers fork at the first submission. With every object of this process in the collector's permanent
+        # generation (unless the host program froze its own), their collections never walk, and so never copy page by
+        # page, the heap they inherit.
+        freezing = self._executor is None and gc.get_freeze_count() == 0
         if self._executor is None:
             # Imported here: multiprocessing and concurrent.futures (~10 ms) only for a scan large enough to share.
             from concurrent.futures import ProcessPoolExecutor
@@ -95,7 +100,14 @@ class ReadingPool:
         caches = [self.cache_dir] * len(jobs)
         chunk = max(1, len(jobs) // (self.processes * 16))
         results: List[Any] = [None] * len(jobs)
-        for index, facts in zip(order, self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk)):
+        if freezing:
+            gc.freeze()
+        try:
+            read = self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk)
+        finally:
+            if freezing:
+                gc.unfreeze()  # forked by now: this process collects as before
+        for index, facts in zip(order, read):
             results[index] = facts
         return results
 
