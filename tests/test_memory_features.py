@@ -511,3 +511,40 @@ def test_the_axolotl_spectrum_plugin_leaves_the_trainable_set_unknown(tmp_path):
     findings, estimate = _check(tmp_path)
     assert not [f for f in findings if f.code == "TL108"]
     assert any("Spectrum plugin" in note for note in estimate.unknowns)
+
+
+def _side_tower_vision_gib(folder: Path, requirements: str) -> tuple:
+    """The vision term of a LLaVA-style 7B fine-tune that trains the CLIP tower it attaches beside the LLM, with
+    gradient checkpointing on, in a repository pinning `requirements`."""
+    folder.mkdir()
+    _hf_job(folder, "--vision_tower openai/clip-vit-large-patch14-336 --tune_vision_tower True --bf16 True "
+                    "--gradient_checkpointing True --per_device_train_batch_size 16 --deepspeed zero3.json "
+                    "--output_dir o", requirements)
+    (folder / "zero3.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}}')
+    [estimate] = lint([folder], make_target("a100-80gb")).estimates.values()
+    return estimate.breakdown["vision"], estimate.assumptions
+
+
+def test_checkpointing_reaches_a_tower_beside_the_llm_from_transformers_4_35(tmp_path):
+    # transformers 4.35 turns checkpointing on in every submodule that supports it, LLaVA's CLIP tower included;
+    # 4.31 (LLaVA's pin) set it on the LLM's own classes only. Unpinned, the lower side.
+    old, old_notes = _side_tower_vision_gib(tmp_path / "old", "transformers==4.31.0\n")
+    new, new_notes = _side_tower_vision_gib(tmp_path / "new", "transformers==4.40.0\n")
+    unpinned, _ = _side_tower_vision_gib(tmp_path / "unpinned", "")
+    assert old > 3 * new and unpinned == new
+    assert any("not checkpointed with the LLM: the pinned transformers 4.31.0" in note for note in old_notes)
+    assert not any("not checkpointed" in note for note in new_notes)
+
+
+def test_a_tower_named_in_place_of_the_models_own_brings_its_own_image_tokens(tmp_path):
+    # VILA's checkpoints carry a Qwen2-VL name but run the SigLIP tower the launch names: 27 x 27 patches per image,
+    # not Qwen2-VL's 1280 merged tokens.
+    def image_note(folder: Path, tower: str) -> str:
+        folder.mkdir()
+        write_tree(folder, job("--model_name_or_path Qwen/Qwen2-VL-7B-Instruct --per_device_train_batch_size 1 "
+                               f"--model_max_length 4096 --bf16 True {tower}", launcher="torchrun --nproc_per_node 1"))
+        [estimate] = lint([folder], make_target("a100-80gb", None, 1)).estimates.values()
+        return next(note for note in estimate.assumptions if "bounds text plus image tokens" in note)
+
+    assert "(1280 per sample)" in image_note(tmp_path / "own", "")
+    assert "(729 per sample)" in image_note(tmp_path / "named", "--vision_tower google/siglip-so400m-patch14-384")

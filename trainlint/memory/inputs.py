@@ -227,6 +227,8 @@ class JobInputs:
     # Where code freezes parameters, leaving the trainable set unknown (FILE:LINE): `frozen_base` is then set too,
     # the side that cannot raise a false alarm.
     frozen_in_code: str = ""
+    # Checkpointing reaches the vision tower too: a built-in one, or (transformers >= 4.35) any the model holds.
+    vision_checkpointed: bool = False
 
     @property
     def samples_per_device(self) -> int:
@@ -265,6 +267,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     sequence = _sequence(knobs, image_tokens, notes)
     eval_runs, eval_batch, gathers = _evaluation(knobs, run, batch)
     frozen_base = _frozen_base(knobs, notes)
+    builtin = bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER))
+    tower_checkpointed = checkpointing and (builtin or _submodules_checkpointed(run, vision_trainable, notes))
     code_freeze = "" if lora or frozen_base else _frozen_in_code(knobs, run, notes)
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
@@ -277,7 +281,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, optimizer_pages_out=pages_out(optimizer), vision_trainable=vision_trainable,
-        vision_builtin=bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER)),
+        vision_builtin=builtin, vision_checkpointed=tower_checkpointed,
         eval_runs=eval_runs, eval_batch=eval_batch, eval_gathers_logits=gathers,
         fsdp=fsdp, sequence_parallel=_sequence_parallel(knobs, notes),
         fused_loss=_switch(knobs, CLASSIFIER, notes, "a classification head: logits over the labels, not the "
@@ -483,20 +487,43 @@ SDPA_DEFAULT_SINCE = "4.36"
 
 
 def _eager_by_version(run: TrainingRun) -> Optional[str]:
-    """Why the installed transformers predates the SDPA default, when its requirements prove it: an exact
-    pin below 4.36, or (without a pin) a requirement whose upper bound is below it; else None."""
+    """Why the installed transformers predates the SDPA default, when its requirements prove it; else None."""
+    old_release = _predates(run, SDPA_DEFAULT_SINCE)
+    return f"the default of {old_release}" if old_release is not None else None
+
+
+def _predates(run: TrainingRun, release: str) -> Optional[str]:
+    """The installed transformers, when its requirements prove it older than `release`: an exact pin below it, or
+    (without a pin) a requirement whose upper bound is below it; else None."""
     pin = run.facts.transformers_pin
     if pin is not None and isinstance(pin.value, str):
         installed = parsed_release(pin.value)
         if installed is None:
             return None
-        return f"the default of the pinned transformers {pin.value}" \
-            if installed < parsed_release(SDPA_DEFAULT_SINCE) else None
+        return f"the pinned transformers {pin.value}" if installed < parsed_release(release) else None
     ceiling = run.facts.transformers_ceiling
-    if ceiling is not None and ceiling.below(SDPA_DEFAULT_SINCE):
+    if ceiling is not None and ceiling.below(release):
         where = f" ({ceiling.setting.origin})" if ceiling.setting.origin is not None else ""
-        return f"the default of every transformers `{ceiling.setting.text}`{where} admits"
+        return f"every transformers `{ceiling.setting.text}`{where} admits"
     return None
+
+
+# From this release on, `gradient_checkpointing_enable` turns checkpointing on in every submodule that has a
+# `gradient_checkpointing` attribute (transformers PR #27073, modeling_utils `_set_gradient_checkpointing`), a vision
+# tower the LLaVA-style code attaches beside the LLM included; before it, each model class set it on its own classes.
+SUBMODULE_CHECKPOINTING_SINCE = "4.35"
+
+
+def _submodules_checkpointed(run: TrainingRun, vision_trainable: bool, notes: EstimateNotes) -> bool:
+    """Whether checkpointing the model reaches a tower attached beside its LLM: not when the requirements prove a
+    transformers older than 4.35; unpinned, it may (the lower side, which cannot raise a false alarm)."""
+    old_release = _predates(run, SUBMODULE_CHECKPOINTING_SINCE)
+    if old_release is None:
+        return True
+    if vision_trainable:
+        notes.note(f"the trained vision tower is not checkpointed with the LLM: {old_release} sets checkpointing on "
+                   f"the model's own classes only (every submodule from {SUBMODULE_CHECKPOINTING_SINCE})")
+    return False
 
 
 def _attention(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSpec], notes: EstimateNotes,
@@ -598,10 +625,13 @@ def image_tokens_per_sample(knobs: KnobReader, model: Optional[ModelSpec], visio
     """(LLM tokens per sample taken by images, image tiles through the tower): docs/memory-model.md §9."""
     if vision is None:
         return 0, 0
-    per_tile = (model.image_tokens if model and model.image_tokens else 0) or vision.image_tokens
+    # The VLM's own image tokens and slicing describe its own tower: a launch that names another (VILA's SigLIP
+    # behind a checkpoint named after Qwen2-VL) gets that tower's.
+    own = model if model is not None and model.vision and model.vision == vision.key else None
+    per_tile = (own.image_tokens if own and own.image_tokens else 0) or vision.image_tokens
     tiles_knob = knobs.int(K.IMAGE_TILES)
     aspect = knobs.str(K.IMAGE_ASPECT_RATIO) or ""
-    default_tiles = model.default_tiles if model and model.vision else 1
+    default_tiles = own.default_tiles if own else 1
     tiles = tiles_knob if tiles_knob and tiles_knob > 0 else default_tiles
     if "anyres" in aspect:
         grid = tiles_knob if tiles_knob and tiles_knob > 1 else DEFAULT_ANYRES_GRID
@@ -612,7 +642,7 @@ def image_tokens_per_sample(knobs: KnobReader, model: Optional[ModelSpec], visio
     if model is not None and model.key.startswith("internlm-xcomposer2d5"):
         side = max(1, int(math.isqrt(tiles)))
         return (tiles + 1) * per_tile + 1 + (side + 1) * XCOMPOSER_ROW_SEPARATOR_TOKENS, tiles + 1
-    if tiles > 1 or (model is not None and model.default_tiles > 1):
+    if tiles > 1 or (own is not None and own.default_tiles > 1):
         if not tiles_knob:
             notes.note(f"image slicing not set: assumed the model's default of {tiles} slices")
         return per_tile * (tiles + 1), tiles + 1

@@ -468,9 +468,9 @@ def vision_tower_bytes(vision: Optional[ModelSpec], job: JobInputs, batch: int, 
         # Frozen tower under no_grad: one layer's forward at a time.
         return tiles * s_v * (per_layer / s_v)
     notes.note(f"trainable vision tower: activations of {int(tiles)} image tiles x {s_v} tokens")
-    if job.checkpointing and job.vision_builtin:
-        # A tower inside the model's own module tree is checkpointed with it (HF applies checkpointing
-        # to every submodule that supports it); a LLaVA-style tower attached beside the LLM is not.
+    if job.vision_checkpointed:
+        # A tower inside the model's own module tree is checkpointed with it, and from transformers 4.35 one
+        # attached beside the LLM too (HF applies checkpointing to every submodule that supports it).
         stored = korthikanti_activation_bytes(s_v, 1, vision.hidden, vision.heads, vision.layers, "full")
         return tiles * (stored + 2 * per_layer)
     return tiles * per_layer * vision.layers
