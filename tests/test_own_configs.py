@@ -155,3 +155,21 @@ def test_a_port_refused_for_its_node_count_says_so_once(cli, tmp_path):
     assert suggestions and all(line.count("the launch spans 2 nodes") == 1 for line in suggestions), suggestions
     cli.run(repo, "fix", *PORT)
     assert not (repo / "scripts" / "finetune_13b_zero3_offload.json").exists()
+
+
+def test_the_summary_says_when_the_repository_ignores_the_copy_it_made(cli, tmp_path):
+    """LLaVA's .gitignore ignores `*.json`: a commit of the rewritten launchers would leave out the configs they now
+    name, so the summary says so, with the command that adds them."""
+    repo = _repo(tmp_path)
+    (repo / ".gitignore").write_text("*.json\n")
+    code, out, err = cli.run(repo, "fix", *PORT)
+    copies = " ".join(f"scripts/{copy}" for copy in sorted(COPIES.values()))
+    assert f"git add -f {copies}" in out
+    assert "are ignored by the repository's .gitignore" in out
+
+
+def test_the_summary_is_silent_about_a_copy_the_repository_keeps(cli, tmp_path):
+    repo = _repo(tmp_path)
+    (repo / ".gitignore").write_text("*.pyc\n__pycache__/\n")
+    code, out, err = cli.run(repo, "fix", *PORT)
+    assert "(new)" in out and "git add -f" not in out

@@ -62,6 +62,13 @@ class GitIgnore:
         return _ignored(self.rules_for(str(path.parent)), path.name, is_dir)
 
 
+def ignored_by_repository(path: str) -> bool:
+    """Whether the `.gitignore` files of the git repository around `path` ignore it (False outside a repository)."""
+    absolute = Path(os.path.abspath(path))
+    root = _repository_root(absolute.parent)
+    return root is not None and GitIgnore(root).ignores(absolute)
+
+
 def _spec_of(lines: List[str]) -> pathspec.GitIgnoreSpec:
     import pathspec  # ~10 ms: only once a folder has a .gitignore with rules
 

@@ -7,6 +7,7 @@ from typing import Dict, List, Optional
 from trainlint.core import Applicability, Finding, Unknown, Value
 from trainlint.fixers.engine import FixOutcome
 from trainlint.fixers.planner import PlannedFix
+from trainlint.gitignore import ignored_by_repository
 
 
 def _value(value: Value) -> str:
@@ -33,6 +34,7 @@ def render_fix_summary(outcome: FixOutcome, unsafe: bool, preview: bool = False)
         shown = [f"{path} (new)" if path in outcome.files_created else path for path in files]
         lines.append(f"{verb} {count} finding{'s' if count != 1 else ''} in {len(files)} "
                      f"file{'s' if len(files) != 1 else ''}: {', '.join(shown)}")
+        lines.extend(_ignored_lines(outcome.files_created, preview))
     else:
         lines.append("No fixes to apply." if not preview else "No fixes would be applied.")
     by_run: Dict[Optional[str], List[PlannedFix]] = {}
@@ -49,6 +51,18 @@ def render_fix_summary(outcome: FixOutcome, unsafe: bool, preview: bool = False)
         lines.extend(f"{_where(p.finding)}: {p.code} {_changes(p)} ({p.applicability.value})" for p in plans)
     lines.extend(_left_lines(outcome, unsafe))
     return "\n".join(lines) + "\n"
+
+
+def _ignored_lines(created: List[str], preview: bool) -> List[str]:
+    """A file the fixes create that the repository's `.gitignore` ignores (LLaVA's ignores `*.json`) would be left out
+    of a commit of the launcher that now names it: say so, with the command that adds it."""
+    ignored = [path for path in created if ignored_by_repository(path)]
+    if not ignored:
+        return []
+    verb = ("would be" if preview else "is") if len(ignored) == 1 else ("would be" if preview else "are")
+    them = "it" if len(ignored) == 1 else "them"
+    return [f"note: {', '.join(ignored)} {verb} ignored by the repository's .gitignore; commit {them} with the "
+            f"launchers that name {them}: git add -f {' '.join(ignored)}"]
 
 
 def _batch_change(before: Value, after: Value) -> str:
