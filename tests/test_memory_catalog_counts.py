@@ -54,6 +54,7 @@ PUBLISHED_VLM_TOTALS_B = {
     "google/gemma-3-4b-pt": 4.3,
     "google/gemma-3-12b-pt": 12.2,
     "google/gemma-3-27b-pt": 27.4,
+    "rhymes-ai/Aria": 25.3,
 }
 
 
@@ -111,6 +112,7 @@ def test_a_mistyped_dimension_is_caught():
     ("google-t5/t5-3b", "t5-3b"),
     ("t5-large", "t5-large"),
     ("MAGAer13/mplug-owl-llama-7b", "mplug-owl-llama-7b"),
+    ("rhymes-ai/Aria", "aria"),
 ])
 def test_new_families_are_found_by_their_names(name, key):
     spec = find_model(name)

@@ -136,6 +136,21 @@ def test_catalog_families_resolve_with_published_dimensions():
             assert abs(computed / spec.params - 1) < 0.03, name
 
 
+def test_every_expert_of_a_multimodal_mixture_of_experts_is_resident(tmp_path):
+    # Aria activates 3.9B of its 25.3B parameters per token, but ZeRO-2 keeps every expert's 16-bit weights
+    # on each GPU: 47 GiB of weights and 41 GiB of sharded optimizer states and gradients exceed an 80 GB card
+    # at any batch.
+    files = job("--model_name_or_path rhymes-ai/Aria\n--deepspeed zero2.json\n--bf16 True\n"
+                "--per_device_train_batch_size 1\n--gradient_checkpointing True\n--model_max_length 2048",
+                extra={"zero2.json": ZERO2})
+    write_tree(tmp_path, files)
+    result = lint([tmp_path], make_target(gpu="a100-80gb"))
+    states = [f for f in result.findings if f.code == "TL108"]
+    assert [f.severity for f in states] == [Severity.ERROR]
+    estimate = next(iter(result.estimates.values()))
+    assert 25.3e9 * 2 / 2**30 == pytest.approx(estimate.breakdown["weights"], rel=0.02)
+
+
 def test_an_unsharded_verdict_on_a_recipe_read_on_its_own_is_a_warning(tmp_path):
     # A LLaMA-Factory recipe started with `accelerate launch --config_file fsdp.yaml ... recipe.yaml`: the
     # recipe alone names no sharding, so "no sharding" is an assumption, and the verdict only a warning.
