@@ -563,3 +563,17 @@ def test_a_tower_named_in_place_of_the_models_own_brings_its_own_image_tokens(tm
 
     assert "(1280 per sample)" in image_note(tmp_path / "own", "")
     assert "(729 per sample)" in image_note(tmp_path / "named", "--vision_tower google/siglip-so400m-patch14-384")
+
+
+def test_an_axolotl_recipe_without_a_processor_trains_a_vision_checkpoint_on_text_alone(tmp_path):
+    (tmp_path / "text").mkdir()
+    _, text_only = _check(tmp_path / "text", "axolotl_vlm_checkpoint_text_rows.yaml", "zero3.json")
+    (tmp_path / "images").mkdir()
+    recipe = (SAMPLES / "axolotl_vlm_checkpoint_text_rows.yaml").read_text()
+    (tmp_path / "images" / "recipe.yaml").write_text(recipe.replace("datasets:", "processor_type: AutoProcessor\n"
+                                                                               "datasets:", 1))
+    _, with_images = _check(tmp_path / "images", "zero3.json")
+    assert text_only.breakdown.get("vision", 0.0) < with_images.breakdown["vision"]
+    assert any("text-only batches" in note for note in text_only.assumptions)
+    assert not any("image tokens" in note for note in text_only.assumptions)
+    assert any("image tokens" in note for note in with_images.assumptions)

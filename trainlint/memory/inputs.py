@@ -25,6 +25,7 @@ from trainlint.resolution.frameworks.memory_features import (  # the knobs frame
     PAIRED_SEQUENCES,
     REFERENCE_MODEL,
     SEQUENCE_PARALLEL,
+    TEXT_ONLY_BATCHES,
     TILED_MLP,
 )
 from trainlint.resolution.freezing import FROZEN_IN_CODE
@@ -624,6 +625,10 @@ def image_tokens_per_sample(knobs: KnobReader, model: Optional[ModelSpec], visio
                             notes: EstimateNotes) -> Tuple[int, int]:
     """(LLM tokens per sample taken by images, image tiles through the tower): docs/memory-model.md §9."""
     if vision is None:
+        return 0, 0
+    if knobs.bool(TEXT_ONLY_BATCHES):
+        notes.note("text-only batches: no image reaches the vision tower (the framework builds no multimodal "
+                   "collator)")
         return 0, 0
     # The VLM's own image tokens and slicing describe its own tower: a launch that names another (VILA's SigLIP
     # behind a checkpoint named after Qwen2-VL) gets that tower's.

@@ -17,6 +17,7 @@ from trainlint.resolution.frameworks.memory_features import (
     PAIRED_SEQUENCES,
     REFERENCE_MODEL,
     SEQUENCE_PARALLEL,
+    TEXT_ONLY_BATCHES,
     TILED_MLP,
     add_count,
     add_degree,
@@ -58,8 +59,20 @@ def _memory_features(written: Mapping[str, Setting], candidates: Candidates) -> 
             add_out_of_scope(candidates, plugin, "the Hatchery plugin trains on a remote service, not on local GPUs")
     _attention(written, candidates)
     _load_dtype(written, candidates)
+    _text_only(written, candidates)
     _preference(written, candidates)
     _unfrozen_parameters(written, candidates)
+
+
+def _text_only(written: Mapping[str, Setting], candidates: Candidates) -> None:
+    """axolotl loads a processor, and with it the multimodal collator that turns images into pixel values and image
+    tokens, only when `processor_type` names one (common/datasets.py, core/builders/causal.py): without it a
+    multimodal checkpoint trains on text rows alone, its vision tower loaded but never run."""
+    processor = written.get("processor_type")
+    if processor is not None and (not isinstance(processor.value, str) or processor.value.strip()):
+        return
+    candidates.add(TEXT_ONLY_BATCHES, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
+                                              note="axolotl: no processor_type, so no image reaches the model"))
 
 
 # A pattern of `unfrozen_parameters` naming the whole language model of a multimodal model (`model.language_model.*`,

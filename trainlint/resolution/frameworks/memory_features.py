@@ -17,6 +17,9 @@ CLASSIFIER = "classification_head"
 # The loss reads the 16-bit logits and writes their gradient into the same tensor: no fp32 copy (unsloth).
 IN_PLACE_LOSS = "in_place_cross_entropy"
 ACTIVATION_OFFLOAD = "activation_offloading"
+# No image reaches the model whatever its checkpoint holds: the framework builds its multimodal collator only when
+# told to (axolotl's `processor_type`), so a vision tower loaded with the model sees no pixels and adds no tokens.
+TEXT_ONLY_BATCHES = "text_only_batches"
 TILED_MLP = "tiled_mlp"
 MODEL_PARALLEL = "model_parallel_degree"
 # Preference training: the sequences one sample puts in the batch (2: its chosen and its rejected answer, which
