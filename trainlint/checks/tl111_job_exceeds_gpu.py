@@ -107,12 +107,12 @@ class JobExceedsGpu(Rule):
         if not grounded(run, any_world=True, any_sharding=True):
             return
         current = training_estimate(run, ctx.gpu)
-        if not over_capacity(current) or self._owned(run, ctx):
+        if not over_capacity(current) or owned_by_knob_rule(run, ctx):
             return
         message = (f"the training step needs about {current.peak_gib:.1f} GiB per GPU "
                    f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}"
-                   f"{assumption_note(run)}; largest terms: {_largest_terms(current)}")
-        remedies = _remedies(run, ctx)
+                   f"{assumption_note(run)}; largest terms: {largest_terms(current)}")
+        remedies = fitting_remedies(run, ctx)
         message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
         fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
         severity = verdict_severity(ctx, self.severity, run)
@@ -126,19 +126,20 @@ class JobExceedsGpu(Rule):
         yield self.finding(run, message, severity=severity,
                            at=run.setting(K.MODEL_NAME_OR_PATH) or run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE), fix=fix)
 
-    @staticmethod
-    def _owned(run: TrainingRun, ctx: CheckContext) -> bool:
-        """Whether a rule about one setting already reports this job."""
-        return any(finding.severity.rank >= Severity.WARNING.rank
-                   for rule in _KNOB_RULES for finding in rule.check(run, ctx))
+
+def owned_by_knob_rule(run: TrainingRun, ctx: CheckContext) -> bool:
+    """Whether a rule about one setting already reports this job."""
+    return any(finding.severity.rank >= Severity.WARNING.rank
+               for rule in _KNOB_RULES for finding in rule.check(run, ctx))
 
 
-def _largest_terms(current: JobMemoryEstimate) -> str:
+def largest_terms(current: JobMemoryEstimate) -> str:
     ranked = sorted(current.breakdown.items(), key=lambda item: -item[1])[:_NAMED_TERMS]
     return ", ".join(f"{term} {gib:.1f} GiB" for term, gib in ranked)
 
 
-def _remedies(run: TrainingRun, ctx: CheckContext) -> str:
+def fitting_remedies(run: TrainingRun, ctx: CheckContext) -> str:
+    """The first few suggested changes after which the job fits, each with its estimated peak."""
     fitting: List[str] = []
     for suggestion in suggestions(run, ctx.gpu):
         if suggestion.estimate.peak_gib <= suggestion.estimate.capacity_gib:

@@ -45,7 +45,7 @@ from trainlint.memory.plans import (
 
 # Findings whose fix is the job's port plan: the memory rules and the GPU-count rule. The plan changes
 # several knobs at once (a rule's single change is planned against the job as it is).
-PORT_PLAN_CODES = frozenset({"TL101", "TL106", "TL108", "TL111", "TL112", "TL203"})
+PORT_PLAN_CODES = frozenset({"TL101", "TL106", "TL108", "TL111", "TL112", "TL113", "TL203"})
 # The knobs a port plan writes into a DeepSpeed config when the config does not name them yet.
 _DEEPSPEED_INSERTS = {"offload_optimizer": "offload_optimizer", "offload_param": "offload_param"}
 
