@@ -577,3 +577,10 @@ def test_an_axolotl_recipe_without_a_processor_trains_a_vision_checkpoint_on_tex
     assert any("text-only batches" in note for note in text_only.assumptions)
     assert not any("image tokens" in note for note in text_only.assumptions)
     assert any("image tokens" in note for note in with_images.assumptions)
+
+
+def test_an_axolotl_processor_type_written_empty_is_no_processor(tmp_path):
+    recipe = (SAMPLES / "axolotl_vlm_checkpoint_text_rows.yaml").read_text()
+    (tmp_path / "recipe.yaml").write_text(recipe.replace("datasets:", "processor_type:\ndatasets:", 1))
+    _, estimate = _check(tmp_path, "zero3.json")
+    assert any("text-only batches" in note for note in estimate.assumptions)

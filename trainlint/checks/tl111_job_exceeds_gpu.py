@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterable, List
+from typing import Iterable, List, Tuple
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import job
@@ -109,12 +109,7 @@ class JobExceedsGpu(Rule):
         current = training_estimate(run, ctx.gpu)
         if not over_capacity(current) or owned_by_knob_rule(run, ctx):
             return
-        message = (f"the training step needs about {current.peak_gib:.1f} GiB per GPU "
-                   f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}"
-                   f"{assumption_note(run)}; largest terms: {largest_terms(current)}")
-        remedies = fitting_remedies(run, ctx)
-        message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
-        fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
+        message, fix = whole_step_report(run, ctx, current, "")
         severity = verdict_severity(ctx, self.severity, run)
         short_enough = data_dependent_length(run, ctx.gpu, known_int(run, K.PER_DEVICE_TRAIN_BATCH_SIZE) or 1,
                                              current)
@@ -125,6 +120,17 @@ class JobExceedsGpu(Rule):
         # terms follow, not on a batch that may already be 1.
         yield self.finding(run, message, severity=severity,
                            at=run.setting(K.MODEL_NAME_OR_PATH) or run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE), fix=fix)
+
+
+def whole_step_report(run: TrainingRun, ctx: CheckContext, current: JobMemoryEstimate, verdict: str) -> Tuple[str, Fix]:
+    """The message of a whole-step verdict (the peak, its interval and GPU, `verdict`, the largest terms, the
+    changes that fit) and its display-only fix; the rules on the whole step (TL111, TL113) share it."""
+    message = (f"the training step needs about {current.peak_gib:.1f} GiB per GPU "
+               f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}"
+               f"{assumption_note(run)}{verdict}; largest terms: {largest_terms(current)}")
+    remedies = fitting_remedies(run, ctx)
+    message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
+    return message, Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
 
 
 def owned_by_knob_rule(run: TrainingRun, ctx: CheckContext) -> bool:

@@ -3,19 +3,17 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._conditions import known_int
-from trainlint.checks._examples import job
+from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     OVER_CAPACITY_MARGIN,
-    assumption_note,
     data_dependent_length,
     grounded,
-    on_gpu,
     over_capacity,
     training_estimate,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.checks.tl111_job_exceeds_gpu import fitting_remedies, largest_terms, owned_by_knob_rule
-from trainlint.core import Applicability, Finding, Fix, Severity, TrainingRun
+from trainlint.checks.tl111_job_exceeds_gpu import owned_by_knob_rule, whole_step_report
+from trainlint.core import Finding, Severity, TrainingRun
 from trainlint.knobs import K
 
 _FLAGS = """
@@ -25,13 +23,6 @@ _FLAGS = """
 --per_device_train_batch_size 1
 --gradient_checkpointing True
 --model_max_length 2048
-"""
-_ZERO2 = """{
-  "bf16": {"enabled": "auto"},
-  "train_micro_batch_size_per_gpu": "auto",
-  "gradient_accumulation_steps": "auto",
-  "zero_optimization": {"stage": 2}
-}
 """
 _LAUNCHER = "deepspeed --num_gpus 4"
 
@@ -73,19 +64,19 @@ class JobAtGpuCapacity(Rule):
     summary = "The training step needs about as much memory as the GPU holds, within the estimate's error"
     examples = (
         Example("a 7B full fine-tune at micro-batch 1 with ZeRO-2 on four 48 GB L40S cards: the port plan is ZeRO-3",
-                job(_FLAGS, _LAUNCHER, extra={"zero2.json": _ZERO2}), True, ("--gpu", "l40s"), at="finetune.sh:4:26",
-                fixed={"zero2.json": _ZERO2.replace('"stage": 2', '"stage": 3')}),
+                job(_FLAGS, _LAUNCHER, extra={"zero2.json": ZERO2}), True, ("--gpu", "l40s"), at="finetune.sh:4:26",
+                fixed={"zero2.json": ZERO2.replace('"stage": 2', '"stage": 3')}),
         Example("the same job on 80 GB cards",
-                job(_FLAGS, _LAUNCHER, extra={"zero2.json": _ZERO2}), False, ("--gpu", "a100-80gb")),
+                job(_FLAGS, _LAUNCHER, extra={"zero2.json": ZERO2}), False, ("--gpu", "a100-80gb")),
         Example("the same job on eight cards, over which ZeRO-2 spreads the optimizer states thinner",
-                job(_FLAGS, "deepspeed --num_gpus 8", extra={"zero2.json": _ZERO2}), False, ("--gpu", "l40s")),
+                job(_FLAGS, "deepspeed --num_gpus 8", extra={"zero2.json": ZERO2}), False, ("--gpu", "l40s")),
         Example("the same job on 32 GB V100s, where the model states alone overflow: TL108 reports it",
-                job(_FLAGS, _LAUNCHER, extra={"zero2.json": _ZERO2}), False, ("--gpu", "v100-32gb")),
+                job(_FLAGS, _LAUNCHER, extra={"zero2.json": ZERO2}), False, ("--gpu", "v100-32gb")),
         Example("a 7B job at micro-batch 2 and 4096 tokens on 24 GB cards, over only for the longest batches: "
                 "within the estimate's error that depends on the data, and is left to the data",
                 job(_FLAGS.replace("batch_size 1", "batch_size 2").replace("2048", "4096")
                     .replace("zero2.json", "zero3.json"), "deepspeed --num_gpus 8",
-                    extra={"zero3.json": _ZERO2.replace('"stage": 2', '"stage": 3')}), False, ("--gpu", "rtx4090")),
+                    extra={"zero3.json": ZERO2.replace('"stage": 2', '"stage": 3')}), False, ("--gpu", "rtx4090")),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
@@ -98,14 +89,9 @@ class JobAtGpuCapacity(Rule):
         if data_dependent_length(run, ctx.gpu, batch, current) is not None:
             # Within the estimate's error and only for batches of the longest rows: two uncertainties, no verdict.
             return
-        message = (f"the training step needs about {current.peak_gib:.1f} GiB per GPU "
-                   f"({current.low_gib:.1f}–{current.high_gib:.1f}) on {on_gpu(ctx, current)}"
-                   f"{assumption_note(run)}: over the card by less than the estimate's "
-                   f"{OVER_CAPACITY_MARGIN:.0%} error, so it may run out of memory; largest terms: "
-                   f"{largest_terms(current)}")
-        remedies = fitting_remedies(run, ctx)
-        message += f"; fits with: {remedies}" if remedies else "; no single change trainlint knows makes it fit"
-        fix = Fix(Applicability.DISPLAY_ONLY, remedies or "shard or offload the model states, or use more GPUs")
+        message, fix = whole_step_report(run, ctx, current, f": over the card by less than the estimate's "
+                                                            f"{OVER_CAPACITY_MARGIN:.0%} error, so it may run out "
+                                                            f"of memory")
         # As TL111's: the sum of every term is near the card, so the finding sits on the model the terms follow.
         yield self.finding(run, message, at=run.setting(K.MODEL_NAME_OR_PATH)
                            or run.setting(K.PER_DEVICE_TRAIN_BATCH_SIZE), fix=fix)

@@ -69,7 +69,9 @@ def _text_only(written: Mapping[str, Setting], candidates: Candidates) -> None:
     tokens, only when `processor_type` names one (common/datasets.py, core/builders/causal.py): without it a
     multimodal checkpoint trains on text rows alone, its vision tower loaded but never run."""
     processor = written.get("processor_type")
-    if processor is not None and (not isinstance(processor.value, str) or processor.value.strip()):
+    value = processor.value if processor is not None else None
+    # Written empty (`processor_type:`) is null to axolotl, as if absent; a value not known here decides nothing.
+    if value is not None and not (isinstance(value, str) and not value.strip()):
         return
     candidates.add(TEXT_ONLY_BATCHES, Setting(True, SourceKind.FRAMEWORK_DEFAULT, None,
                                               note="axolotl: no processor_type, so no image reaches the model"))
