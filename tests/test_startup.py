@@ -66,11 +66,12 @@ def test_a_job_loads_what_checking_and_planning_its_fix_need(tmp_path):
     assert _loaded(done) == list(wanted)
 
 
-def test_the_reading_workers_inherit_the_python_parser(tmp_path):
-    """A wave of launchers read in parallel leads to entry scripts: the parent imports the Python reader (and
-    libcst) before the workers fork, rather than each worker importing its own."""
+def test_the_reading_workers_inherit_the_python_parser_and_only_it(tmp_path):
+    """A wave of entry scripts read in parallel: the parent imports the Python reader (and libcst) before the
+    workers fork, rather than each worker importing its own. A wave of launchers alone is read without libcst."""
     for number in range(10):
         (tmp_path / f"run{number}.sh").write_text(f"deepspeed train.py --per_device_train_batch_size {number + 1}\n")
+        (tmp_path / f"train{number}.py").write_text(f"import transformers\nBATCH = {number}\n")
     code = (
         "import sys\n"
         "from pathlib import Path\n"
@@ -79,11 +80,15 @@ def test_the_reading_workers_inherit_the_python_parser(tmp_path):
         "read = read_many([('shell', path) for path in scripts], processes=2)\n"
         "print(len(read), [len(script.launches) for script in read].count(1))\n"
         "print(*(name in sys.modules for name in ('trainlint.readers.python.loading', 'libcst')))\n"
+        "entries = sorted(Path('.').glob('*.py'))\n"
+        "read = read_many([('python', path) for path in entries], processes=2)\n"
+        "print(len(read), sum(not module.diagnostics for module in read))\n"
+        "print(*(name in sys.modules for name in ('trainlint.readers.python.loading', 'libcst')))\n"
     )
     done = _probe(code, tmp_path)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:2] == ["10 10", "True True"]
+    assert done.stdout.split("\n")[:4] == ["10 10", "False False", "10 10", "True True"]
 
 
 def test_the_memory_package_exports_the_estimate_function_however_its_modules_are_imported(tmp_path):

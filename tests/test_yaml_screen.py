@@ -86,7 +86,7 @@ def test_a_named_yaml_file_is_read_whatever_it_holds(tmp_path):
 
 
 def test_one_or_many_processes_agree_and_workers_skip_plain_yaml(tmp_path, monkeypatch):
-    monkeypatch.setattr(pool, "MIN_PARALLEL_FILES", 1)
+    monkeypatch.setattr(pool, "MIN_PARALLEL_WORK_MS", 0)
     files = {f"ci/workflow{i}.yaml": PLAIN for i in range(6)}
     files.update({"recipes/sft.yaml": RECIPE, "bad.yaml": "a: [1\n"})
     write_tree(tmp_path, files)

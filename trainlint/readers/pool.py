@@ -8,7 +8,7 @@ import gc
 import importlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from trainlint.cache import FactCache
 
@@ -47,9 +47,19 @@ READERS: Dict[str, Callable[[Path], Any]] = {
 _SLOW_IMPORTS = {"python": "trainlint.readers.python.loading", "yaml": "trainlint.readers.yaml",
                  "shell": "trainlint.readers.shell", "json": "trainlint.readers.deepspeed"}
 
-# Below this many files a pool costs more to start than it saves; once started, two files are worth sharing.
-MIN_PARALLEL_FILES = 8
+# What reading one file of each kind costs, in milliseconds: the means of cold scans over 24 public training
+# repositories (a Python file 20-25 ms, a launcher 2-3 ms, a recipe 1-2 ms). Only their ratio to the next
+# figure matters.
+READING_COST_MS = {"python": 23.0, "shell": 2.5, "yaml": 1.5, "json": 1.0}
+# A wave is shared once its reading would take longer than this: forking the workers, the imports of the
+# parsers they fork with and moving every file's facts back (~70 ms on two cores) must be won back by
+# reading half of it each. A wave of launchers or recipes alone rarely is; a wave of entry scripts often.
+MIN_PARALLEL_WORK_MS = 150.0
 Job = Tuple[str, Path]
+
+
+def reading_cost_ms(jobs: Sequence[Job]) -> float:
+    return sum(READING_COST_MS.get(kind, 1.0) for kind, _ in jobs)
 
 
 def default_processes() -> int:
@@ -57,14 +67,18 @@ def default_processes() -> int:
 
 
 class ReadingPool:
-    """Worker processes that read files for the whole of a cold scan. A scan reads in waves (launchers,
-    then the entry scripts they run, then the modules those import); the workers start once, at the
-    first wave large enough to share, and each imports its parsers once, not once per wave."""
+    """Worker processes that read files for a cold scan. A scan reads in waves (launchers, then the entry
+    scripts they run, then the modules those import); the workers start at the first wave worth sharing,
+    forked once this process has imported the parsers that wave needs, so that they inherit them. A later
+    wave that needs a parser they lack forks them again after importing it here: importing it in each
+    worker would cost each the same, and this process the same again for the files it reads itself."""
 
     def __init__(self, processes: int, cache_dir: Optional[Path] = None) -> None:
         self.processes = processes
         self.cache_dir = cache_dir
         self._executor: Optional[ProcessPoolExecutor] = None
+        # The reader kinds this process had imported when the workers last forked (imports are never undone).
+        self._forked_with: FrozenSet[str] = frozenset()
 
     def __enter__(self) -> "ReadingPool":
         return self
@@ -78,10 +92,13 @@ class ReadingPool:
             self._executor = None
 
     def read(self, jobs: Sequence[Job]) -> List[Any]:
-        """The facts of each (reader kind, path), in order: in the workers when there are enough files,
+        """The facts of each (reader kind, path), in order: in the workers when the wave is worth sharing,
         else here. Workers write what they read to the cache in `cache_dir`, if any."""
-        if self.processes <= 1 or len(jobs) < (2 if self._executor is not None else MIN_PARALLEL_FILES):
+        if self.processes <= 1 or len(jobs) < 2 or reading_cost_ms(jobs) < MIN_PARALLEL_WORK_MS:
             return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
+        kinds = frozenset(kind for kind, _ in jobs)
+        if self._executor is not None and not kinds <= self._forked_with:
+            self.close()
         # The workers fork at the first submission. With every object of this process in the collector's permanent
         # generation (unless the host program froze its own), their collections never walk, and so never copy page by
         # page, the heap they inherit.
@@ -90,20 +107,20 @@ class ReadingPool:
             # Imported here: multiprocessing and concurrent.futures (~10 ms) only for a scan large enough to share.
             from concurrent.futures import ProcessPoolExecutor
 
-            _import_before_forking({kind for kind, _ in jobs})
+            _import_before_forking(kinds)
+            self._forked_with = kinds | self._forked_with
             self._executor = ProcessPoolExecutor(max_workers=self.processes)
         # Largest files first, in small chunks: a wave ends when its slowest worker does, and one long training
         # script met last (or a chunk of several) would leave the other workers idle meanwhile.
         order = sorted(range(len(jobs)), key=lambda index: -_size(jobs[index][1]))
-        kinds = [jobs[index][0] for index in order]
-        paths = [jobs[index][1] for index in order]
-        caches = [self.cache_dir] * len(jobs)
         chunk = max(1, len(jobs) // (self.processes * 16))
         results: List[Any] = [None] * len(jobs)
         if freezing:
             gc.freeze()
         try:
-            read = self._executor.map(_read_one, kinds, paths, caches, chunksize=chunk)
+            read = self._executor.map(_read_one, [jobs[index][0] for index in order],
+                                      [jobs[index][1] for index in order], [self.cache_dir] * len(jobs),
+                                      chunksize=chunk)
         finally:
             if freezing:
                 gc.unfreeze()  # forked by now: this process collects as before
@@ -112,12 +129,10 @@ class ReadingPool:
         return results
 
 
-def _import_before_forking(kinds: Set[str]) -> None:
-    """Import the parsers the scan will use here, before the workers fork, so that they inherit them instead of
-    each importing its own, and the files this process reads itself (a wave too small to share) find them ready.
-    Launchers lead to entry scripts: a wave of shell scripts needs the Python reader next."""
-    if "shell" in kinds:
-        kinds = kinds | {"python"}
+def _import_before_forking(kinds: FrozenSet[str]) -> None:
+    """Import the parsers of `kinds` here, before the workers fork, so that they inherit them instead of each
+    importing its own, and the files this process reads itself find them ready. Only those: a wave of launchers
+    that leads to no Python file must not pay for libcst."""
     for kind in sorted(kinds):
         if kind in _SLOW_IMPORTS:
             importlib.import_module(_SLOW_IMPORTS[kind])
