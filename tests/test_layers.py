@@ -13,7 +13,7 @@ ROOT = PACKAGE.parent
 
 # Layer of each module or package, left to right.
 LAYERS = {
-    "core": 0, "knobs": 0, "atomic_write": 0, "__init__": 0,
+    "core": 0, "severity": 0, "knobs": 0, "atomic_write": 0, "__init__": 0,
     "readers": 1, "formats": 1, "cache": 1, "inputs": 1,
     "graph": 2, "resolution": 2,
     "memory": 3,

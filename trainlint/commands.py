@@ -18,9 +18,9 @@ from trainlint.api import fix as fix_jobs
 from trainlint.api import lint as lint_jobs
 from trainlint.atomic_write import write_text_atomically
 from trainlint.config import Settings
-from trainlint.core import Report
 
 if TYPE_CHECKING:
+    from trainlint.core import Report
     from trainlint.results import CheckOutput
 
 # The settings every subcommand with target options may carry (argparse leaves out the others).

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from trainlint.core import Severity
+from trainlint.severity import Severity
 
 # Looked for in each folder from the start folder upwards, in this order (like ruff: a dedicated file
 # wins over pyproject.toml; a pyproject.toml without [tool.trainlint] is passed over).

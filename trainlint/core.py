@@ -6,6 +6,8 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
+from trainlint.severity import Severity  # noqa: F401 - re-exported: its own module keeps a cached check light
+
 
 @dataclass(frozen=True, order=True)
 class Origin:
@@ -210,16 +212,6 @@ class ModelSource(str, Enum):
     CATALOG = "catalog"
     CONFIG_JSON = "config.json"
     NAME_SIZE = "name size"  # read from a size in the name (`-7b`): a typical shape, not the model's own
-
-
-class Severity(str, Enum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-
-    @property
-    def rank(self) -> int:
-        return {"error": 3, "warning": 2, "info": 1}[self.value]
 
 
 class DiagnosticKind(str, Enum):
