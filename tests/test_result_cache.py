@@ -169,3 +169,34 @@ def test_no_cache_and_changed_file_modes_leave_no_result(tmp_path, cli, scans):
     assert _entries(project) == []
     cli.run(project, "check", "--cache-dir", str(tmp_path / "elsewhere"))
     assert len(list((tmp_path / "elsewhere").glob("results-*/*/*.json"))) == 1
+
+
+def test_the_code_stamp_changes_with_any_edit_of_the_package(tmp_path):
+    """The result cache's key names trainlint's code by each file's name, size and modification time: an edited,
+    added or removed module is another key; compiled bytecode and other files are not part of it."""
+    import os
+
+    from trainlint.cache import code_stamp
+
+    package = tmp_path / "trainlint"
+    (package / "checks").mkdir(parents=True)
+    (package / "core.py").write_text("VALUE = 1\n")
+    (package / "checks" / "rule.py").write_text("CODE = 'TL101'\n")
+    (package / "data.csv").write_text("a,b\n")
+    suffixes = (".py", ".csv")
+    before = code_stamp(package, suffixes)
+    assert code_stamp(package, suffixes) == before
+
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "core.cpython-311.pyc").write_bytes(b"\0" * 16)
+    (package / "notes.txt").write_text("not code\n")
+    assert code_stamp(package, suffixes) == before
+
+    rule = package / "checks" / "rule.py"
+    info = rule.stat()
+    rule.write_text("CODE = 'TL102'\n")  # the same size: told apart by its time
+    os.utime(rule, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+    edited = code_stamp(package, suffixes)
+    assert edited != before
+    (package / "checks" / "other.py").write_text("")
+    assert code_stamp(package, suffixes) not in (before, edited)

@@ -222,6 +222,28 @@ def fingerprint(files: Iterable[Path], package: Path) -> str:
     return digest.hexdigest()
 
 
+def code_stamp(package: Path, suffixes: Tuple[str, ...]) -> str:
+    """trainlint's version and the name, size and modification time of every file below `package` with one of
+    `suffixes`: what identifies the code a cached result came from, without reading it (a check answered from
+    the cache pays for this on every run). Installing another version, or editing a module of a checkout,
+    changes it."""
+    digest = hashlib.sha256(__version__.encode())
+    found = []
+    for folder, dirnames, filenames in os.walk(package):
+        dirnames[:] = [name for name in dirnames if name != "__pycache__"]
+        for name in filenames:
+            if name.endswith(suffixes):
+                path = os.path.join(folder, name)
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue
+                found.append(f"{os.path.relpath(path, package)}\0{info.st_size}\0{info.st_mtime_ns}")
+    for entry in sorted(found):
+        digest.update(entry.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """The source of the modules whose output is cached: a development checkout whose readers change

@@ -1,15 +1,15 @@
 """What `trainlint check` wrote, kept in `.trainlint_cache` so that a check of an unchanged tree is
 answered without reading, resolving or checking anything (as ruff keeps its diagnostics).
 
-An entry is found by everything about the request: trainlint's version and the bytes of all its code
-(a changed rule changes results), the effective settings, the command's options that shape the
-output, the working directory, the tree's roots and the environment variables a scan consults. It
-holds what the scan depended on, checked before the entry is used: every name in the tree (a new
-launcher, a `.gitignore` edit), and the state of every path the scan read or looked for, found or
-not, inside the tree or not (the entry script a launcher names, a local checkpoint's config.json,
-the Hugging Face cache's copy of one). Each file's state is a hash of its bytes: an edit can never
-meet a stale result. What is kept is the text the command wrote, for the format it was asked in:
-given back, it is byte for byte what the scan would write.
+An entry is found by everything about the request: trainlint's version and the name, size and
+modification time of each file of its code (a changed rule changes results), the effective settings,
+the command's options that shape the output, the working directory, the tree's roots and the
+environment variables a scan consults. It holds what the scan depended on, checked before the entry
+is used: every name in the tree (a new launcher, a `.gitignore` edit), and the state of every path
+the scan read or looked for, found or not, inside the tree or not (the entry script a launcher names,
+a local checkpoint's config.json, the Hugging Face cache's copy of one). Each file's state is a hash
+of its bytes: an edit can never meet a stale result. What is kept is the text the command wrote, for
+the format it was asked in: given back, it is byte for byte what the scan would write.
 
 Entries are plain JSON (nothing executed, nothing unpickled: see trainlint.cache). A planted entry can
 at most claim another report for a tree, which whoever controls the tree can do anyway. Several
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from trainlint.atomic_write import write_atomically
-from trainlint.cache import fingerprint, prepare_folder
+from trainlint.cache import code_stamp, prepare_folder
 from trainlint.inputs import InputLog, folder_state, path_state, tree_digest
 
 RESULT_FORMAT = 1
@@ -70,10 +70,9 @@ def _state_of(key: str, cache_folder: Path) -> Optional[str]:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """trainlint's version and every byte of its code and packaged data: any change of a rule, a
+    """trainlint's version and the stamp of every file of its code and packaged data: any change of a rule, a
     reader or a reporter is another key."""
-    return fingerprint(sorted(p for p in _PACKAGE.rglob("*") if p.suffix in (".py", ".csv", ".json", ".toml")),
-                       _PACKAGE)
+    return code_stamp(_PACKAGE, (".py", ".csv", ".json", ".toml"))
 
 
 def environment() -> Dict[str, Optional[str]]:
