@@ -57,7 +57,33 @@ def test_findings_are_the_same_cold_warm_and_uncached(sample, tmp_path, monkeypa
     plain = _summary(lint([SAMPLES / sample], target, processes=1))
     cold = _summary(lint([SAMPLES / sample], target, processes=1, cache_dir=tmp_path))
     warm = _summary(lint([SAMPLES / sample], target, processes=1, cache_dir=tmp_path))
-    assert plain == cold == warm
+    kept = _summary(lint([SAMPLES / sample], target, processes=1, cache_dir=tmp_path))  # every kind cached by now
+    assert plain == cold == warm == kept
+
+
+def _entry_kinds(cache: Path) -> list:
+    """The reader kinds of the fact entries in `cache`, by the class of the facts each holds."""
+    kinds = []
+    for entry in sorted(cache.glob("facts-*/*/*.json")):
+        facts = decode(json.loads(entry.read_text())["facts"])
+        kinds.append(type(facts).__name__)
+    return sorted(kinds)
+
+
+def test_a_scan_without_a_cache_stores_only_what_is_slow_to_read_again(tmp_path, monkeypatch):
+    """A first scan (a fresh CI checkout) writes the entries of its Python files only: a launcher's facts cost
+    about as much to write as to read. The next scan finds the cache kept and writes the launcher's too."""
+    project = _project(tmp_path / "project")
+    monkeypatch.chdir(project)
+    cache = tmp_path / "cache"
+    target = make_target("a100-40gb")
+    first = lint([Path(".")], target, processes=1, cache_dir=cache)
+    assert _entry_kinds(cache) == ["PythonModule"]
+    second = lint([Path(".")], target, processes=1, cache_dir=cache)
+    assert _entry_kinds(cache) == ["ConfigFile", "PythonModule", "ShellScript"]
+    third = lint([Path(".")], target, processes=1, cache_dir=cache)
+    assert _summary(first) == _summary(second) == _summary(third)
+    assert first.findings  # a real job with findings, not an empty comparison
 
 
 def test_an_edit_is_read_again_not_taken_from_the_cache(tmp_path, monkeypatch):

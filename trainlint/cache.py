@@ -18,7 +18,7 @@ import os
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Callable, FrozenSet, Iterable, Mapping, Optional, Tuple, TypeVar
 
 from trainlint import __version__
 from trainlint.atomic_write import write_atomically
@@ -253,19 +253,40 @@ def code_fingerprint() -> str:
     return fingerprint(sorted([package / "core.py", *(package / "readers").rglob("*.py")]), package)[:16]
 
 
-class FactCache:
-    """Reader facts by content, in `folder` (created on first write, with a `.gitignore` and a CACHEDIR.TAG)."""
+# The reader kinds whose facts cost far less to load than to read again: a Python file takes 20-40 ms to read and
+# under a millisecond to load. A launcher's facts (every setting with the origins it passed through) cost about
+# what reading its text costs to write, and save a few milliseconds at each later scan: worth it only for a cache
+# that is kept.
+SLOW_TO_READ = frozenset({"python"})
 
-    def __init__(self, folder: Path):
+
+class FactCache:
+    """Reader facts by content, in `folder` (created on first write, with a `.gitignore` and a CACHEDIR.TAG).
+    `stored_kinds`: the reader kinds whose facts are written (None: every kind)."""
+
+    def __init__(self, folder: Path, stored_kinds: Optional[FrozenSet[str]] = None):
         self.folder = Path(os.path.realpath(folder))
+        self.stored_kinds = stored_kinds
         self._fingerprint = code_fingerprint()
         self._entries = self.folder / f"facts-{self._fingerprint}"
         self._prepared = False
         # Shard folders seen to be real folders where they are named (no link redirects them).
         self._real_folders: set = set()
 
+    @classmethod
+    def for_scan(cls, folder: Path) -> "FactCache":
+        """The cache of one scan. A scan that finds no entries of this trainlint's (a first run, a fresh CI
+        checkout, another version) writes only those of the files slow to read again: if the cache is not kept,
+        writing the rest was wasted; if it is, the next scan writes them."""
+        cache = cls(folder)
+        if not cache._entries.is_dir():
+            cache.stored_kinds = SLOW_TO_READ
+        return cache
+
     def read(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
         """`reader(path)`, or what it returned before for the same bytes at the same shown path."""
+        if self.stored_kinds is not None and kind not in self.stored_kinds:
+            return reader(path)  # the entries of a kind this scan does not store are the next scan's to write
         key = self._key(kind, path)
         if key is None:
             return reader(path)
@@ -279,6 +300,8 @@ class FactCache:
 
     def lookup(self, kind: str, path: Path) -> Any:
         """The cached facts of `path`, or None."""
+        if self.stored_kinds is not None and kind not in self.stored_kinds:
+            return None  # the scan began without entries: none of this kind was written since
         key = self._key(kind, path)
         return None if key is None else self._load(self._entries / key[:2] / f"{key}.json", key)
 

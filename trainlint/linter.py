@@ -174,7 +174,7 @@ def _lint(paths: Sequence[Path], target: Target, selection: Selection, exclude: 
           processes: Optional[int], progress: Optional[Progress]) -> LintResult:
     workspace = workspace or Workspace()
     if workspace.cache is None and cache_dir is not None:
-        workspace.cache = FactCache(cache_dir)
+        workspace.cache = FactCache.for_scan(cache_dir)
     # The tree is fixed before anything is read ahead, so a worker never reads what the scan would refuse.
     workspace.confine_to(paths)
     processes = default_processes() if processes is None else processes

@@ -73,9 +73,9 @@ class ReadingPool:
     wave that needs a parser they lack forks them again after importing it here: importing it in each
     worker would cost each the same, and this process the same again for the files it reads itself."""
 
-    def __init__(self, processes: int, cache_dir: Optional[Path] = None) -> None:
+    def __init__(self, processes: int, cache: Optional[FactCache] = None) -> None:
         self.processes = processes
-        self.cache_dir = cache_dir
+        self.cache = cache
         self._executor: Optional[ProcessPoolExecutor] = None
         # The reader kinds this process had imported when the workers last forked (imports are never undone).
         self._forked_with: FrozenSet[str] = frozenset()
@@ -93,9 +93,9 @@ class ReadingPool:
 
     def read(self, jobs: Sequence[Job]) -> List[Any]:
         """The facts of each (reader kind, path), in order: in the workers when the wave is worth sharing,
-        else here. Workers write what they read to the cache in `cache_dir`, if any."""
+        else here. Workers write what they read to `cache`, if any."""
         if self.processes <= 1 or len(jobs) < 2 or reading_cost_ms(jobs) < MIN_PARALLEL_WORK_MS:
-            return [_read_one(kind, path, self.cache_dir) for kind, path in jobs]
+            return [_read_one(kind, path, self.cache) for kind, path in jobs]
         kinds = frozenset(kind for kind, _ in jobs)
         if self._executor is not None and not kinds <= self._forked_with:
             self.close()
@@ -119,7 +119,7 @@ class ReadingPool:
             gc.freeze()
         try:
             read = self._executor.map(_read_one, [jobs[index][0] for index in order],
-                                      [jobs[index][1] for index in order], [self.cache_dir] * len(jobs),
+                                      [jobs[index][1] for index in order], [self.cache] * len(jobs),
                                       chunksize=chunk)
         finally:
             if freezing:
@@ -138,17 +138,17 @@ def _import_before_forking(kinds: FrozenSet[str]) -> None:
             importlib.import_module(_SLOW_IMPORTS[kind])
 
 
-def read_many(jobs: Sequence[Job], processes: int, cache_dir: Optional[Path] = None) -> List[Any]:
+def read_many(jobs: Sequence[Job], processes: int, cache: Optional[FactCache] = None) -> List[Any]:
     """The facts of each (reader kind, path), in order, read by a pool that lives for this call only."""
-    with ReadingPool(processes, cache_dir) as pool:
+    with ReadingPool(processes, cache) as pool:
         return pool.read(jobs)
 
 
-def _read_one(kind: str, path: Path, cache_dir: Optional[Path]) -> Any:
+def _read_one(kind: str, path: Path, cache: Optional[FactCache]) -> Any:
     reader = READERS[kind]
-    if cache_dir is None:
+    if cache is None:
         return reader(path)
-    return FactCache(cache_dir).read(kind, path, reader)
+    return cache.read(kind, path, reader)
 
 
 def _size(path: Path) -> int:

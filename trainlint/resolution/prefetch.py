@@ -20,8 +20,7 @@ Progress = Callable[[int, int], None]
 
 def prefetch(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace, processes: int,
              progress: Optional[Progress] = None) -> None:
-    cache_dir = workspace.cache.folder if workspace.cache is not None else None
-    with ReadingPool(processes, cache_dir) as pool:
+    with ReadingPool(processes, workspace.cache) as pool:
         _prefetch(paths, exclude, workspace, pool, progress)
 
 
