@@ -139,7 +139,23 @@ def safe_resolve(path: Union[str, Path]) -> Path:
     """`path` made absolute with its symbolic links followed; a link loop (which makes
     `Path.resolve` raise on some Python versions) or an unreadable folder gives the absolute path
     as written instead of an exception."""
-    return _remembered("resolve", path, resolve_once_uncached)
+    return _remembered("resolve", path, _resolve_in_folder)
+
+
+def _resolve_in_folder(path: Path) -> Path:
+    """`path` resolved through its folder's remembered resolution. Following links looks at every component of a
+    path, and a scan resolves thousands of paths in a few hundred folders: the folder is resolved once, and only the
+    last name is looked at here. A last name that is a link (or `.`, `..`, nothing) goes to the full resolution."""
+    text = os.fspath(path)
+    folder, name = os.path.split(text if os.path.isabs(text) else os.path.join(os.getcwd(), text))
+    if name in ("", ".", "..") or not folder:
+        return resolve_once_uncached(path)
+    candidate = os.path.join(os.fspath(safe_resolve(folder)), name)
+    try:
+        is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+    except OSError:  # missing or unreadable: named as written below the resolved folder, as resolve() does
+        is_link = False
+    return resolve_once_uncached(candidate) if is_link else Path(candidate)
 
 
 def display_path(path: Union[str, Path]) -> str:
