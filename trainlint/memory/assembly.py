@@ -26,6 +26,7 @@ from trainlint.memory.terms import (
     overhead_bytes,
     training_dynamic,
 )
+from trainlint.readers.source import remembered
 
 # Breakdown terms below this share of a GiB are left out of the breakdown.
 SMALLEST_REPORTED_GIB = 5e-4
@@ -83,7 +84,19 @@ class JobMemoryEstimate(MemoryEstimate):
 
 
 def estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]] = None) -> JobMemoryEstimate:
-    """Per-GPU peak memory (GiB) of `run` on `gpu`, with an interval, a breakdown and assumptions."""
+    """Per-GPU peak memory (GiB) of `run` on `gpu`, with an interval, a breakdown and assumptions. Worked out once
+    per job, GPU and overrides while a scan runs: the linter and several rules ask for the same training step."""
+    try:
+        key = (id(run), gpu, tuple(sorted((str(knob), value) for knob, value in (overrides or {}).items())))
+        hash(key)
+    except TypeError:  # an override value that cannot be a key: worked out each time
+        return _estimate(run, gpu, overrides)
+    # The job itself is kept with its estimate: its id cannot be another job's while the scan remembers it.
+    kept_run, found = remembered("memory-estimate", key, lambda: (run, _estimate(run, gpu, overrides)))
+    return found if kept_run is run else _estimate(run, gpu, overrides)
+
+
+def _estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]]) -> JobMemoryEstimate:
     knobs = KnobReader(run, overrides)
     notes = EstimateNotes()
     overridden = with_overrides(run, knobs.overrides)
