@@ -86,6 +86,25 @@ def test_a_scan_without_a_cache_stores_only_what_is_slow_to_read_again(tmp_path,
     assert first.findings  # a real job with findings, not an empty comparison
 
 
+def test_a_tree_without_python_has_its_launchers_cached_from_the_second_scan(tmp_path, monkeypatch):
+    """The first scan of a tree whose jobs read no Python file writes no entry, yet marks the cache as kept: the
+    second scan stores its launchers' and recipes' facts, and the third reads them from the cache."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "run.sh").write_text(LAUNCHER.format(batch=64).replace("train.py", "/opt/site/train.py"))
+    (project / "zero2.json").write_text('{"zero_optimization": {"stage": 2}}')
+    monkeypatch.chdir(project)
+    cache = tmp_path / "cache"
+    target = make_target("a100-40gb")
+    first = lint([Path(".")], target, processes=1, cache_dir=cache)
+    assert _entry_kinds(cache) == []
+    second = lint([Path(".")], target, processes=1, cache_dir=cache)
+    assert _entry_kinds(cache) == ["ConfigFile", "ShellScript"]
+    third = lint([Path(".")], target, processes=1, cache_dir=cache)
+    assert _summary(first) == _summary(second) == _summary(third)
+    assert [run.id for run in third.scan.runs] == ["run.sh:2"]
+
+
 def test_an_edit_is_read_again_not_taken_from_the_cache(tmp_path, monkeypatch):
     project = _project(tmp_path / "project")
     monkeypatch.chdir(project)

@@ -281,7 +281,17 @@ class FactCache:
         cache = cls(folder)
         if not cache._entries.is_dir():
             cache.stored_kinds = SLOW_TO_READ
+            cache._mark_kept()
         return cache
+
+    def _mark_kept(self) -> None:
+        """Create this trainlint's entries folder, even if the scan writes no entry into it (a tree without a
+        Python file): the next scan finds it and stores every kind."""
+        try:
+            self._prepare()
+            self._entries.mkdir(exist_ok=True)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
 
     def read(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
         """`reader(path)`, or what it returned before for the same bytes at the same shown path."""
