@@ -131,3 +131,16 @@ def test_fail_on_levels():
     assert fails(severities, "warning") and fails(severities, "info")
     assert not fails(severities, "error") and not fails(severities, "never")
     assert not fails([], "info")
+
+
+def test_a_pyproject_without_a_trainlint_table_is_skipped_even_when_broken(tmp_path, cli):
+    """A project's own pyproject.toml that never names trainlint holds none of its settings: the search goes on to
+    the folders above (here, the repository's trainlint.toml), whatever that file holds."""
+    write_tree(tmp_path, {**RISKY, ".git/HEAD": "ref: refs/heads/main\n", "trainlint.toml": "ignore = [\"TL103\"]\n",
+                          "sub/pyproject.toml": "[project\nname = 'broken'\n"})
+    code, out, err = cli.run(tmp_path / "sub", "config")
+    assert code == 0, err
+    assert out.splitlines()[0] == f"# config file: {tmp_path / 'trainlint.toml'}"
+    write_tree(tmp_path, {"sub/pyproject.toml": "[tool.trainlint\nignore = []\n"})  # names trainlint: reported
+    code, _, err = cli.run(tmp_path / "sub", "config")
+    assert code == 2 and "is not valid TOML" in err

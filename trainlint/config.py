@@ -134,6 +134,13 @@ def find_config(start: Path) -> Optional[Path]:
 
 def _has_trainlint_table(path: Path) -> bool:
     try:
+        # A table of trainlint's names it, in any of TOML's spellings (`[tool.trainlint]`, `tool.trainlint.gpu =`,
+        # a quoted key): a project's pyproject.toml that never does is not parsed on every check.
+        if b"trainlint" not in path.read_bytes():
+            return False
+    except OSError:
+        pass  # parsed below, which says why it cannot be read
+    try:
         document = _parse_toml(path)
     except ConfigError:
         return True  # report the broken file rather than silently skip the project's settings
