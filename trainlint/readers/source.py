@@ -147,7 +147,11 @@ def _resolve_in_folder(path: Path) -> Path:
     path, and a scan resolves thousands of paths in a few hundred folders: the folder is resolved once, and only the
     last name is looked at here. A last name that is a link (or `.`, `..`, nothing) goes to the full resolution."""
     text = os.fspath(path)
-    folder, name = os.path.split(text if os.path.isabs(text) else os.path.join(os.getcwd(), text))
+    try:
+        absolute = text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
+    except OSError:  # the working directory is gone: the full resolution says what can be said
+        return resolve_once_uncached(path)
+    folder, name = os.path.split(absolute)
     if name in ("", ".", "..") or not folder:
         return resolve_once_uncached(path)
     candidate = os.path.join(os.fspath(safe_resolve(folder)), name)
