@@ -1,0 +1,58 @@
+"""InternVL 3.0: the repository's table pairs each size with its vision tower and language model. Each row has the
+language model's dimensions and the tower of the same size's InternVL2.5 row, and the names its launchers write
+find it, not a neighbour's."""
+from __future__ import annotations
+
+import pytest
+
+from trainlint.memory import find_model
+from trainlint.memory.catalog import model_catalog, resolve_name
+
+# Size -> (tower row, the catalog row of the language model the table names, its layers).
+COMPOSITION = {
+    "1b": ("intern-vit-300m", "qwen2-0.5b", 24),
+    "2b": ("intern-vit-300m", "qwen2-1.5b", 28),
+    "8b": ("intern-vit-300m", "qwen2-7b", 28),
+    "14b": ("intern-vit-300m", "qwen2.5-14b", 48),
+    "38b": ("intern-vit-6b", "qwen2.5-32b", 64),
+    "78b": ("intern-vit-6b", "qwen2-72b", 80),
+}
+
+
+@pytest.mark.parametrize("size", sorted(COMPOSITION))
+def test_each_size_has_its_language_model_dimensions_and_tower(size):
+    tower, language_model, layers = COMPOSITION[size]
+    row, llm = model_catalog()[f"internvl3-{size}"], model_catalog()[language_model]
+    assert row.kind == "vlm" and row.vision == tower
+    assert (row.hidden, row.layers, row.heads, row.kv_heads, row.intermediate) == (
+        llm.hidden, layers, llm.heads, llm.kv_heads, llm.intermediate)
+    # InternVL's checkpoints resize the vocabulary and untie the head: a little under the language model's count
+    # for the large ones, above it for the small ones whose head the base model ties.
+    assert row.vocab == 151674 and not row.tied
+    if llm.tied:
+        assert row.params_b > llm.params_b
+    else:
+        assert row.params_b == pytest.approx(llm.params_b, rel=1e-3) and row.params_b < llm.params_b
+
+
+@pytest.mark.parametrize("name, key", [
+    ("OpenGVLab/InternVL3-8B", "internvl3-8b"),
+    ("OpenGVLab/InternVL3-8B-Instruct", "internvl3-8b"),
+    ("OpenGVLab/InternVL3-1B", "internvl3-1b"),
+    ("OpenGVLab/InternVL3-38B-Instruct", "internvl3-38b"),
+    ("/models/InternVL3-78B", "internvl3-78b"),
+])
+def test_the_names_internvl3_launchers_write_find_the_row(name, key):
+    found = resolve_name(name, cache_dirs=())
+    assert found is not None and found.key == key and found.resolved_by == "catalog"
+
+
+@pytest.mark.parametrize("name", [
+    "OpenGVLab/InternVL3_5-8B",  # InternVL 3.5: another language model (Qwen3)
+    "OpenGVLab/InternVL3-9B",  # InternLM3-8B inside: no row
+    "OpenGVLab/InternVL2_5-8B",
+    "OpenGVLab/InternVL2-8B",
+])
+def test_neighbouring_versions_do_not_take_the_internvl3_rows(name):
+    found = find_model(name)
+    assert found is None or not found.key.startswith("internvl3-"), (name, found.key)
