@@ -56,3 +56,26 @@ def test_the_names_internvl3_launchers_write_find_the_row(name, key):
 def test_neighbouring_versions_do_not_take_the_internvl3_rows(name):
     found = find_model(name)
     assert found is None or not found.key.startswith("internvl3-"), (name, found.key)
+
+
+@pytest.mark.parametrize("name, key", [
+    ("./pretrained/Mini-InternVL-Chat-2B-V1-5", "internvl2-2b"),  # InternViT-300M + internlm2-chat-1_8b
+    ("./pretrained/Mini-InternVL-Chat-4B-V1-5", "internvl2-4b"),  # InternViT-300M + Phi-3-mini-128k, as InternVL2-4B
+    ("allenai/tulu-2-7b", "llama-2-7b"),
+    ("allenai/tulu-2-dpo-13b", "llama-2-13b"),
+    ("allenai/tulu-2-dpo-70b", "llama-2-70b"),
+])
+def test_checkpoints_that_share_a_rows_architecture_find_it(name, key):
+    found = resolve_name(name, cache_dirs=())
+    assert found is not None and found.key == key and found.resolved_by == "catalog"
+
+
+@pytest.mark.parametrize("name", [
+    # InternVL's own pretrain outputs name the chat version and then their language model: never the 26B pair.
+    "./work_dirs/internvl_chat_v1_5_internlm2_1_8b_dynamic_res_pretrain",
+    "./work_dirs/internvl_chat_v1_5_phi3_3_8b_dynamic_res_finetune",
+    "./work_dirs/internvl_chat_v1_5_hermes2_yi34b_dynamic_res_pretrain",
+])
+def test_work_folders_named_after_a_chat_version_do_not_take_another_pair(name):
+    found = find_model(name)
+    assert found is None or found.key not in {"internvl2-26b", "internvl2-2b", "internvl2-4b"}, (name, found.key)
