@@ -62,6 +62,8 @@ def test_neighbouring_versions_do_not_take_the_internvl3_rows(name):
     ("./pretrained/Mini-InternVL-Chat-2B-V1-5", "internvl2-2b"),  # InternViT-300M + internlm2-chat-1_8b
     ("./pretrained/Mini-InternVL-Chat-4B-V1-5", "internvl2-4b"),  # InternViT-300M + Phi-3-mini-128k, as InternVL2-4B
     ("allenai/tulu-2-7b", "llama-2-7b"),
+    ("./pretrained/internlm2_5-20b-chat", "internlm2-20b"),  # InternVL2_5-26B's llm_config: InternLM2-20B's dims
+    ("./pretrained/internlm2_5-1_8b-chat", "internlm2-1.8b"),
     ("allenai/tulu-2-dpo-13b", "llama-2-13b"),
     ("allenai/tulu-2-dpo-70b", "llama-2-70b"),
 ])
