@@ -202,3 +202,21 @@ def test_the_cache_variable_moves_the_default_cache_and_the_option_still_wins(tm
     assert not (project / ".trainlint_cache").exists()
     cli.run(project, "check", ".", "--cache-dir", str(tmp_path / "from-option"))
     assert (tmp_path / "from-option" / "CACHEDIR.TAG").is_file()
+
+
+def test_a_cache_folder_that_cannot_be_looked_into_costs_only_time(tmp_path, monkeypatch):
+    """A cache below a folder the user may not read (the entries' folder cannot even be tested) leaves the scan as
+    it is without a cache."""
+    project = _project(tmp_path / "project")
+    monkeypatch.chdir(project)
+    target = make_target("a100-40gb")
+    plain = _summary(lint([Path(".")], target, processes=1))
+    real_is_dir = Path.is_dir
+
+    def refusing(self):
+        if "facts-" in self.name:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", refusing)
+    assert _summary(lint([Path(".")], target, processes=1, cache_dir=tmp_path / "locked" / "cache")) == plain

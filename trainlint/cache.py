@@ -279,7 +279,11 @@ class FactCache:
         checkout, another version) writes only those of the files slow to read again: if the cache is not kept,
         writing the rest was wasted; if it is, the next scan writes them."""
         cache = cls(folder)
-        if not cache._entries.is_dir():
+        try:
+            kept = cache._entries.is_dir()
+        except OSError:  # a folder that cannot be looked into (permissions): nothing is kept there
+            kept = False
+        if not kept:
             cache.stored_kinds = SLOW_TO_READ
             cache._mark_kept()
         return cache
