@@ -297,9 +297,12 @@ class FactCache:
         except OSError:
             pass  # a cache that cannot be written only costs time
 
+    def _stores(self, kind: str) -> bool:
+        return self.stored_kinds is None or kind in self.stored_kinds
+
     def read(self, kind: str, path: Path, reader: Callable[[Path], T]) -> T:
         """`reader(path)`, or what it returned before for the same bytes at the same shown path."""
-        if self.stored_kinds is not None and kind not in self.stored_kinds:
+        if not self._stores(kind):
             return reader(path)  # the entries of a kind this scan does not store are the next scan's to write
         key = self._key(kind, path)
         if key is None:
@@ -314,7 +317,7 @@ class FactCache:
 
     def lookup(self, kind: str, path: Path) -> Any:
         """The cached facts of `path`, or None."""
-        if self.stored_kinds is not None and kind not in self.stored_kinds:
+        if not self._stores(kind):
             return None  # the scan began without entries: none of this kind was written since
         key = self._key(kind, path)
         return None if key is None else self._load(self._entries / key[:2] / f"{key}.json", key)

@@ -91,9 +91,8 @@ def estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]
         hash(key)
     except TypeError:  # an override value that cannot be a key: worked out each time
         return _estimate(run, gpu, overrides)
-    # The job itself is kept with its estimate: its id cannot be another job's while the scan remembers it.
-    kept_run, found = remembered("memory-estimate", key, lambda: (run, _estimate(run, gpu, overrides)))
-    return found if kept_run is run else _estimate(run, gpu, overrides)
+    # The job itself is kept with its estimate: while the scan remembers it, no other job can take its id.
+    return remembered("memory-estimate", key, lambda: (run, _estimate(run, gpu, overrides)))[1]
 
 
 def _estimate(run: TrainingRun, gpu: Gpu, overrides: Optional[Mapping[str, Value]]) -> JobMemoryEstimate:

@@ -152,7 +152,7 @@ def _resolve_in_folder(path: Path) -> Path:
     except OSError:  # the working directory is gone: the full resolution says what can be said
         return resolve_once_uncached(path)
     folder, name = os.path.split(absolute)
-    if name in ("", ".", "..") or not folder:
+    if name in ("", ".", ".."):
         return resolve_once_uncached(path)
     candidate = os.path.join(os.fspath(safe_resolve(folder)), name)
     try:

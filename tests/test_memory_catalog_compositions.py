@@ -1,6 +1,6 @@
-"""InternVL 3.0: the repository's table pairs each size with its vision tower and language model. Each row has the
-language model's dimensions and the tower of the same size's InternVL2.5 row, and the names its launchers write
-find it, not a neighbour's."""
+"""Rows composed from other rows. InternVL 3.0: the repository's table pairs each size with its vision tower and
+language model, and each row has that language model's dimensions and tower. Checkpoints of a known architecture
+under another name (Mini-InternVL 1.5, InternLM2.5, Tulu 2) find its row; neighbouring names do not."""
 from __future__ import annotations
 
 import pytest
@@ -41,43 +41,30 @@ def test_each_size_has_its_language_model_dimensions_and_tower(size):
     ("OpenGVLab/InternVL3-1B", "internvl3-1b"),
     ("OpenGVLab/InternVL3-38B-Instruct", "internvl3-38b"),
     ("/models/InternVL3-78B", "internvl3-78b"),
-])
-def test_the_names_internvl3_launchers_write_find_the_row(name, key):
-    found = resolve_name(name, cache_dirs=())
-    assert found is not None and found.key == key and found.resolved_by == "catalog"
-
-
-@pytest.mark.parametrize("name", [
-    "OpenGVLab/InternVL3_5-8B",  # InternVL 3.5: another language model (Qwen3)
-    "OpenGVLab/InternVL3-9B",  # InternLM3-8B inside: no row
-    "OpenGVLab/InternVL2_5-8B",
-    "OpenGVLab/InternVL2-8B",
-])
-def test_neighbouring_versions_do_not_take_the_internvl3_rows(name):
-    found = find_model(name)
-    assert found is None or not found.key.startswith("internvl3-"), (name, found.key)
-
-
-@pytest.mark.parametrize("name, key", [
+    # Checkpoints of a row's architecture under another name.
     ("./pretrained/Mini-InternVL-Chat-2B-V1-5", "internvl2-2b"),  # InternViT-300M + internlm2-chat-1_8b
-    ("./pretrained/Mini-InternVL-Chat-4B-V1-5", "internvl2-4b"),  # InternViT-300M + Phi-3-mini-128k, as InternVL2-4B
-    ("allenai/tulu-2-7b", "llama-2-7b"),
+    ("./pretrained/Mini-InternVL-Chat-4B-V1-5", "internvl2-4b"),  # InternViT-300M + Phi-3-mini-128k
     ("./pretrained/internlm2_5-20b-chat", "internlm2-20b"),  # InternVL2_5-26B's llm_config: InternLM2-20B's dims
     ("./pretrained/internlm2_5-1_8b-chat", "internlm2-1.8b"),
+    ("allenai/tulu-2-7b", "llama-2-7b"),
     ("allenai/tulu-2-dpo-13b", "llama-2-13b"),
     ("allenai/tulu-2-dpo-70b", "llama-2-70b"),
 ])
-def test_checkpoints_that_share_a_rows_architecture_find_it(name, key):
+def test_the_names_launchers_write_find_the_row(name, key):
     found = resolve_name(name, cache_dirs=())
     assert found is not None and found.key == key and found.resolved_by == "catalog"
 
 
-@pytest.mark.parametrize("name", [
-    # InternVL's own pretrain outputs name the chat version and then their language model: never the 26B pair.
-    "./work_dirs/internvl_chat_v1_5_internlm2_1_8b_dynamic_res_pretrain",
-    "./work_dirs/internvl_chat_v1_5_phi3_3_8b_dynamic_res_finetune",
-    "./work_dirs/internvl_chat_v1_5_hermes2_yi34b_dynamic_res_pretrain",
+@pytest.mark.parametrize("name, not_prefix", [
+    ("OpenGVLab/InternVL3_5-8B", "internvl3-"),  # InternVL 3.5: another language model (Qwen3)
+    ("OpenGVLab/InternVL3-9B", "internvl3-"),  # InternLM3-8B inside: no row
+    ("OpenGVLab/InternVL2_5-8B", "internvl3-"),
+    ("OpenGVLab/InternVL2-8B", "internvl3-"),
+    # InternVL's own pretrain outputs name the chat version and then their language model: never a whole pair.
+    ("./work_dirs/internvl_chat_v1_5_internlm2_1_8b_dynamic_res_pretrain", "internvl2-"),
+    ("./work_dirs/internvl_chat_v1_5_phi3_3_8b_dynamic_res_finetune", "internvl2-"),
+    ("./work_dirs/internvl_chat_v1_5_hermes2_yi34b_dynamic_res_pretrain", "internvl2-"),
 ])
-def test_work_folders_named_after_a_chat_version_do_not_take_another_pair(name):
+def test_neighbouring_names_do_not_take_the_rows(name, not_prefix):
     found = find_model(name)
-    assert found is None or found.key not in {"internvl2-26b", "internvl2-2b", "internvl2-4b"}, (name, found.key)
+    assert found is None or not found.key.startswith(not_prefix), (name, found.key)
