@@ -91,6 +91,14 @@ def test_show_prints_every_value_with_its_origin(tmp_path, cli):
     assert "framework default" in out
 
 
+def test_show_names_the_place_of_each_note(tmp_path, cli):
+    # A trailing `\` on the last line: bash ends the command there; tree-sitter-bash cannot parse it.
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 2 train.py \\\n    --per_device_train_batch_size 4 \\\n")
+    code, _, err = cli.run(tmp_path, "show", "run.sh")
+    assert code == 0
+    assert "note: run.sh:2:" in err and "cannot parse" in err
+
+
 def test_estimate_reports_a_breakdown(cli):
     code, out, _ = cli.run(MOE_LLAVA, "estimate", "scripts", "--gpu", "a100-40gb", "--num-gpus", "8")
     assert code == 0 and "does not fit" in out and "activations" in out

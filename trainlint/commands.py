@@ -342,8 +342,10 @@ def run_show(args: Namespace) -> int:
     else:
         shown = terminal(args)
         _write(render_show(result.report, color=shown.color, width=shown.width), None)
+        from trainlint.report.unknowns import unread_location
+
         for diagnostic in result.diagnostics:
-            print(f"note: {diagnostic.message}", file=sys.stderr)
+            print(f"note: {unread_location(diagnostic)}: {diagnostic.message}", file=sys.stderr)
     return ExitCode.CLEAN
 
 
