@@ -131,3 +131,30 @@ def test_a_fault_after_a_round_is_written_puts_the_files_back(cli, tmp_path, mon
     code, out, err = cli.run(folder, "fix", "--gpu", "a100-40gb", "--num-gpus", "8", "run.sh")
     assert code == 2 and "internal error" in err
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+
+
+# A 1.3B full fine-tune on one card, ZeRO off, the micro-batch left to the script's default (8): ported to two 24 GB
+# cards it needs sharding and a smaller micro-batch.
+DEFAULT_BATCH_LAUNCHER = """#!/bin/bash
+deepspeed --num_gpus 1 sft.py \\
+   --model_name_or_path facebook/opt-1.3b \\
+   --gradient_accumulation_steps 8 \\
+   --max_seq_len 512 \\
+   --zero_stage 0 \\
+   --deepspeed \\
+   --output_dir ./out &> train.log
+"""
+
+
+def test_a_port_puts_the_machine_values_on_the_launch_not_in_the_script_default(cli, tmp_path):
+    # The script's default is every launch's that leaves the option out (a README's command, a user's own): a port
+    # to this machine changes this launch alone. ZeRO off by the script's own flag is sharded through that flag.
+    folder = _job(tmp_path, DEFAULT_BATCH_LAUNCHER)
+    script = (folder / "sft.py").read_text()
+    code, out, err = cli.run(folder, "fix", "--gpu", "rtx4090", "--num-gpus", "2", "--preserve-effective-batch",
+                             "run.sh")
+    assert (folder / "sft.py").read_text() == script
+    assert (folder / "run.sh").read_text() == DEFAULT_BATCH_LAUNCHER.replace(
+        "--num_gpus 1", "--num_gpus 2").replace("--zero_stage 0", "--zero_stage 3").replace(
+        "   --output_dir ./out &> train.log", "   --output_dir ./out \\\n   --per_device_train_batch_size 4 &> train.log"
+    ), out + err

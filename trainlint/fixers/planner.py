@@ -3,9 +3,11 @@ the settings graph names. Planning never writes: it reads the bytes an edit is p
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from trainlint.checks._deepspeed_keys import batch_key_changes
 from trainlint.core import (
@@ -56,6 +58,8 @@ _INSERT_INSTEAD = {SourceKind.FRAMEWORK_DEFAULT, SourceKind.ASSUMED, SourceKind.
 _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.DATACLASS_DEFAULT,
                    SourceKind.ARGPARSE_DEFAULT, SourceKind.PARAMETER_DEFAULT, SourceKind.ENVIRONMENT,
                    SourceKind.SBATCH}
+# Defaults an entry script declares for its own options.
+_SCRIPT_DEFAULTS = {SourceKind.DATACLASS_DEFAULT, SourceKind.ARGPARSE_DEFAULT, SourceKind.PARAMETER_DEFAULT}
 _RECIPE_LAUNCHERS = (Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.ARGUMENTS_FILE)
 
 
@@ -169,7 +173,7 @@ class Planner:
         return _expansions_kept(self._port_edits(swapped), swapped.fix, self.read)
 
     def _port_edits(self, finding: Finding) -> Tuple[Edit, ...]:
-        edits = merged_insertions(self._change_edits(finding))
+        edits = merged_insertions(self._change_edits(finding, port=True))
         _check_consistent(edits)
         self._check_outside_readers(finding, edits)
         return tuple(edits)
@@ -203,7 +207,7 @@ class Planner:
         if target is None or not self._config_refused(run, finding.fix.changes):
             return None, ""
         try:
-            fix, creation = with_own_config(run, finding.fix, target, self.read, self._rewrite)
+            fix, creation = with_own_config(run, finding.fix, target, self.read, partial(_rewrite, read=self.read))
             swapped = replace(finding, fix=fix)
             return PlannedFix(swapped, (*self._swap_edits(swapped), *creation), fix.applicability), ""
         except Refused as refusal:
@@ -217,7 +221,7 @@ class Planner:
             if change.knob in ZERO_KNOBS:
                 together = tuple(other.knob for other in changes if other.knob != change.knob)
                 try:
-                    edits = self.change(run, change, together)
+                    edits = self.change(run, change, together, port=True)
                 except Refused:
                     return True
                 if any(file_kind(edit.origin.path) in CONFIG_KINDS and self._outside.naming(edit.origin.path)
@@ -269,7 +273,7 @@ class Planner:
                 edits.append(edit)
         return edits
 
-    def _change_edits(self, finding: Finding) -> List[Edit]:
+    def _change_edits(self, finding: Finding, port: bool = False) -> List[Edit]:
         if not finding.fix.changes:
             return []
         run = self.runs.get(finding.run_id or "")
@@ -281,7 +285,7 @@ class Planner:
         for change in finding.fix.changes:
             together = tuple(name for name in knobs if name != change.knob)
             try:
-                edits.extend(self.change(run, change, together))
+                edits.extend(self.change(run, change, together, port))
             except ComputedValue as refusal:
                 computed.append((change, refusal))
         for change, refusal in computed:
@@ -318,9 +322,11 @@ class Planner:
         return value_after_edits(data, edits, winner.origin) if data is not None else None
 
     # ------------------------------------------------------------ one knob
-    def change(self, run: TrainingRun, change: KnobChange, together: Tuple[str, ...] = ()) -> List[Edit]:
+    def change(self, run: TrainingRun, change: KnobChange, together: Tuple[str, ...] = (),
+               port: bool = False) -> List[Edit]:
         """Edits that give `change.knob` its new value; `together` are the other knobs the same fix
-        changes (a place they share with this knob may be edited for all of them)."""
+        changes (a place they share with this knob may be edited for all of them). `port`: the change fits the
+        job to a machine, so it belongs to this launch, not to every launch of its entry script."""
         knob, new = change.knob, change.new
         if knob == K.WORLD_SIZE:
             return self._gpu_count(run, new, together)
@@ -335,6 +341,11 @@ class Planner:
             if winner.kind == SourceKind.ARGPARSE_DEFAULT and _switch_default(run, knob):
                 # `action="store_true"` implies the default; the launch gives the switch instead.
                 return [self._insert(run, knob, new)]
+            if port and winner.kind in _SCRIPT_DEFAULTS and _passes_flags(run):
+                # The entry script's default is every launch's that leaves the option out, those no scan reads among
+                # them (a README's command, a user's own); a machine's values go on this job's command.
+                with suppress(Refused):  # no place for a flag there: the default, where only this job reads it
+                    return [self._insert(run, knob, new)]
             return [self._replace_at(run, knob, winner, new, together)]
         if knob.startswith("ds_"):
             if new == "auto":
@@ -431,7 +442,7 @@ class Planner:
             # A device list can grow only when it names the first GPUs in order: which others to add is not told.
             raise Refused(f"the device list `{target.value}` at {target.origin} cannot name {new} GPUs without "
                           f"choosing which; change it by hand")
-        return self._rewrite(target, value)
+        return _rewrite(target, value, self.read)
 
     def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
                     together: Tuple[str, ...] = ()) -> Edit:
@@ -450,7 +461,7 @@ class Planner:
                                   f"and {refused}; change it by hand") from None
             raise Refused(f"{knob} is written at {winner.origin}, which other jobs or settings also use; "
                           f"no place changes this job alone")
-        return self._rewrite(target, new)
+        return _rewrite(target, new, self.read)
 
     def _target(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
                 together: Tuple[str, ...] = ()) -> Optional[Setting]:
@@ -466,23 +477,6 @@ class Planner:
             # so it is right for every one of them.
             target = winner
         return target
-
-    def _rewrite(self, target: Setting, new: Value) -> Edit:
-        origin = target.origin
-        if isinstance(target.value, Unknown):
-            raise Refused(f"the value at {origin} is computed ({target.value.reason}); change it by hand")
-        data = self.read(origin.path)
-        if data is None:
-            raise Refused(f"cannot read {origin.path}")
-        if origin.end_byte > len(data) or origin.start_byte >= origin.end_byte:
-            raise Refused(f"{origin.path} changed since it was read")
-        raw = data[origin.start_byte:origin.end_byte].decode("utf-8", errors="replace")
-        if target.text and not _matches(raw, target.text):
-            raise Refused(f"{origin} no longer reads `{target.text}`")
-        try:
-            return editors.replace_value(data, target, raw, new)
-        except CannotRender as error:
-            raise Refused(f"cannot write {new!r} at {origin}: {error}") from error
 
     def _insert(self, run: TrainingRun, knob: str, new: Value) -> Edit:
         if run.origin is None:
@@ -500,6 +494,25 @@ class Planner:
         if kind == FileKind.SHELL:
             return editors.shell.insert_flag(run, knob, new, self.read)
         raise Refused(f"nothing sets {knob}, and trainlint does not add settings to {run.origin.path}")
+
+
+def _rewrite(target: Setting, new: Value, read: Callable[[str], Optional[bytes]]) -> Edit:
+    """The edit that writes `new` over the value `target` holds, refused when the file no longer holds it."""
+    origin = target.origin
+    if isinstance(target.value, Unknown):
+        raise Refused(f"the value at {origin} is computed ({target.value.reason}); change it by hand")
+    data = read(origin.path)
+    if data is None:
+        raise Refused(f"cannot read {origin.path}")
+    if origin.end_byte > len(data) or origin.start_byte >= origin.end_byte:
+        raise Refused(f"{origin.path} changed since it was read")
+    raw = data[origin.start_byte:origin.end_byte].decode("utf-8", errors="replace")
+    if target.text and not _matches(raw, target.text):
+        raise Refused(f"{origin} no longer reads `{target.text}`")
+    try:
+        return editors.replace_value(data, target, raw, new)
+    except CannotRender as error:
+        raise Refused(f"cannot write {new!r} at {origin}: {error}") from error
 
 
 def _switch_default(run: TrainingRun, knob: str) -> bool:

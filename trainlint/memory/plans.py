@@ -360,7 +360,7 @@ def _axes(run: TrainingRun, knobs: KnobReader, micro: int, accumulation: Optiona
         axes.checkpointing = [False, True]
     zero = knobs.int(K.ZERO_STAGE)
     zero_in_config = _set_in_config(run, K.ZERO_STAGE)
-    if zero in (1, 2) and (zero_in_config or _set_by_flag(run, K.ZERO_STAGE)):
+    if zero in (0, 1, 2) and (zero_in_config or _set_by_flag(run, K.ZERO_STAGE)):
         axes.zero3 = [False, True]
     if zero in (1, 2, 3) and zero_in_config and not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):
         axes.offload_optimizer = [False, True]
