@@ -12,6 +12,7 @@ the child processes (resource.getrusage); ruff must be on PATH (or next to this 
 """
 from __future__ import annotations
 
+import argparse
 import compileall
 import os
 import platform
@@ -110,13 +111,22 @@ def compile_bytecode() -> None:
 
 
 def main(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trees", nargs="*", metavar="FOLDER|COUNT",
+                        help="folders to check from inside, or a number of launchers to generate (default 200)")
+    args = parser.parse_args(argv)
+    counts = [arg for arg in args.trees if arg.isdigit()]
+    missing = [arg for arg in args.trees if not arg.isdigit() and not Path(arg).is_dir()]
+    if missing or len(counts) > 1 or (counts and len(counts) < len(args.trees)):
+        parser.error(f"expected folders or one count, got: {' '.join(missing or args.trees)}")
     compile_bytecode()
     with tempfile.TemporaryDirectory() as temp:
-        folders = [Path(arg).resolve() for arg in argv if Path(arg).is_dir()]
+        folders = [Path(arg).resolve() for arg in args.trees if not arg.isdigit()]
         if not folders:
             generated = Path(temp) / "generated"
             generated.mkdir()
-            generate(generated, int(argv[0]) if argv else 200)
+            generate(generated, int(counts[0]) if counts else 200)
             folders = [generated]
         cache_root = Path(temp) / "caches"
         print(table(measure(folders, cache_root), folders, cache_root))
