@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import stat
 from pathlib import Path
 
@@ -126,3 +127,24 @@ def test_report_files_are_written_atomically_in_new_folders(tmp_path: Path) -> N
     assert target.read_text(encoding="utf-8") == '{"version": "0.1.0"}\n'
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert [p.name for p in target.parent.iterdir()] == ["trainlint.json"]  # no temp file left
+
+
+def test_planning_a_checks_fixes_works_out_no_estimate_the_scan_made(tmp_path: Path, monkeypatch) -> None:
+    # A port fix plans against the estimates the rules worked out for the same job, GPU and changes.
+    from trainlint.memory import assembly
+
+    folder = tmp_path / "job"
+    shutil.copytree(Path(__file__).parent / "samples" / "python" / "ds_chat_style", folder)
+    (folder / "run.sh").write_text("#!/bin/bash\ndeepspeed --num_gpus 1 sft.py --model_name_or_path facebook/opt-1.3b "
+                                   "--max_seq_len 512 --zero_stage 0 --deepspeed --output_dir ./out\n")
+    worked_out = []
+    original = assembly._estimate
+
+    def counted(run, gpu, overrides):
+        worked_out.append((run.id, gpu.key, tuple(sorted((overrides or {}).items()))))
+        return original(run, gpu, overrides)
+
+    monkeypatch.setattr(assembly, "_estimate", counted)
+    result = api.lint([folder], api.load_settings([folder], gpu="rtx4090", num_gpus=2))
+    assert any(finding.fix is not None and finding.fix.edits for finding in result.findings)
+    assert worked_out and len(worked_out) == len(set(worked_out))

@@ -154,7 +154,7 @@ def test_a_port_puts_the_machine_values_on_the_launch_not_in_the_script_default(
     code, out, err = cli.run(folder, "fix", "--gpu", "rtx4090", "--num-gpus", "2", "--preserve-effective-batch",
                              "run.sh")
     assert (folder / "sft.py").read_text() == script
+    flag_added = "   --output_dir ./out \\\n   --per_device_train_batch_size 4 &> train.log"
     assert (folder / "run.sh").read_text() == DEFAULT_BATCH_LAUNCHER.replace(
         "--num_gpus 1", "--num_gpus 2").replace("--zero_stage 0", "--zero_stage 3").replace(
-        "   --output_dir ./out &> train.log", "   --output_dir ./out \\\n   --per_device_train_batch_size 4 &> train.log"
-    ), out + err
+        "   --output_dir ./out &> train.log", flag_added), out + err

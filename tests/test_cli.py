@@ -93,7 +93,8 @@ def test_show_prints_every_value_with_its_origin(tmp_path, cli):
 
 def test_show_names_the_place_of_each_note(tmp_path, cli):
     # A trailing `\` on the last line: bash ends the command there; tree-sitter-bash cannot parse it.
-    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 2 train.py \\\n    --per_device_train_batch_size 4 \\\n")
+    launcher = "torchrun --nproc_per_node 2 train.py \\\n    --per_device_train_batch_size 4 \\\n"
+    (tmp_path / "run.sh").write_text(launcher)
     code, _, err = cli.run(tmp_path, "show", "run.sh")
     assert code == 0
     assert "note: run.sh:2:" in err and "cannot parse" in err

@@ -283,21 +283,26 @@ def lint(paths: Sequence[PathLike] = (), settings: Optional[Settings] = None, *,
     `baseline`: a baseline file (see `write_baseline`); the findings it accepts are left out.
     `options`: the fact cache, the reading processes and a progress callback (see ScanOptions)."""
     from trainlint.fixers.journal import recover_paths
+    from trainlint.readers.source import resolving_once
 
     recover_paths(paths)
     settings = settings if settings is not None else load_settings(paths)
-    result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed, options=options)
-    baselined: List[Finding] = []
-    if baseline is not None:
-        from trainlint.baseline import BaselineError, load_baseline  # only with a baseline: it reads sources
+    # One block for the scan and the planning of its fixes: the planner asks again for the paths and the estimates
+    # the scan worked out (a check writes nothing in between).
+    with resolving_once():
+        result = _scoped_lint(paths, settings, preserve_effective_batch, diff_base, changed, options=options)
+        baselined: List[Finding] = []
+        if baseline is not None:
+            from trainlint.baseline import BaselineError, load_baseline  # only with a baseline: it reads sources
 
-        try:
-            accepted = load_baseline(Path(baseline))
-        except BaselineError as error:
-            raise UsageError(str(error)) from None
-        result.findings, baselined = accepted.split(result.findings)
+            try:
+                accepted = load_baseline(Path(baseline))
+            except BaselineError as error:
+                raise UsageError(str(error)) from None
+            result.findings, baselined = accepted.split(result.findings)
+        planned = tuple(_with_planned_edits(result))
     return CheckResult(
-        findings=tuple(_with_planned_edits(result)),
+        findings=planned,
         runs=tuple(result.scan.runs),
         estimates=dict(result.estimates),
         effective_batches=dict(result.effective_batches),
