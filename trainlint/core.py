@@ -447,6 +447,9 @@ class RunFacts:
     # The entry script's argparse long options as it writes them, without the dashes (`seq-length`), each with the
     # value it sets when given bare for a switch (`store_true`: True), else None (it takes a value).
     argparse_options: Tuple[Tuple[str, Optional[bool]], ...] = ()
+    # The module that wraps the model in peft adapters when turning HF gradient checkpointing on would make the first
+    # backward fail: no code read makes the frozen layers' inputs require grad (trainlint.resolution.adapters).
+    adapters_without_input_grads: Optional[str] = None
 
 
 @dataclass(frozen=True)

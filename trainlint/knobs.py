@@ -65,6 +65,7 @@ class K(str, Enum):
     ADAPTER = "adapter"
     LORA_R = "lora_r"
     LORA_MODULES_TO_SAVE = "lora_modules_to_save"
+    GRADIENT_CHECKPOINTING_KWARGS = "gradient_checkpointing_kwargs"
     USE_LIGER_KERNEL = "use_liger_kernel"
     BITS = "bits"
     LOAD_IN_4BIT = "load_in_4bit"
@@ -331,6 +332,11 @@ KNOBS: Tuple[Knob, ...] = (
     # `additional_target`, axolotl's `lora_modules_to_save`), comma-separated names.
     Knob(K.LORA_MODULES_TO_SAVE, str, "modules trained in full next to LoRA",
          {ARGS: ("lora_modules_to_save", "additional_target"), AXOLOTL: ("lora_modules_to_save",)}),
+    # TrainingArguments.gradient_checkpointing_kwargs (transformers >= 4.35): `{"use_reentrant": false}` lets a LoRA job
+    # checkpoint without making its inputs require grad (trainlint.readers.python.adapter_inputs).
+    Knob(K.GRADIENT_CHECKPOINTING_KWARGS, str, "keyword arguments of the checkpoint function",
+         {ARGS: ("gradient_checkpointing_kwargs",),
+          AXOLOTL: ("gradient_checkpointing_kwargs", "gradient_checkpointing_kwargs.use_reentrant")}),
     Knob(K.BITS, int, "quantized base bits", {ARGS: ("bits", "quantization_bit", "q_lora_bits"),
                                               SWIFT: ("quant_bits", "quantization_bit")}),
     # TrainingArguments.use_liger_kernel (transformers >= 4.45) patches the model with Liger's kernels, its fused

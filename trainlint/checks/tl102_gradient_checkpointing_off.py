@@ -3,11 +3,12 @@ from __future__ import annotations
 from typing import Iterable
 
 from trainlint.checks._conditions import known_bool
-from trainlint.checks._examples import ZERO2, job
+from trainlint.checks._examples import TRAIN_PY, ZERO2, job
 from trainlint.checks._memory import grounded, on_gpu, over_capacity, training_estimate
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 from trainlint.knobs import K
+from trainlint.memory import adapter_inputs_remedy, job_inputs
 
 _FLAGS = """
 --deepspeed zero2.json
@@ -16,6 +17,14 @@ _FLAGS = """
 --model_max_length 2048
 --gradient_checkpointing {gc}
 """
+
+
+# An entry script that wraps the model in LoRA adapters and never makes the frozen layers' inputs require grad.
+LORA_TRAIN_PY = TRAIN_PY.replace("{eval_dataset}", "None").replace(
+    "    tune_vision: bool", "    use_lora: bool = field(default=False)\n    tune_vision: bool").replace(
+    "    trainer = transformers.Trainer(",
+    "    if training_args.use_lora:\n        model = peft.get_peft_model(model, peft.LoraConfig(r=64))\n"
+    "    trainer = transformers.Trainer(").replace("import transformers\n", "import peft\nimport transformers\n")
 
 
 class GradientCheckpointingOff(Rule):
@@ -43,6 +52,12 @@ class GradientCheckpointingOff(Rule):
 
     ## Fix safety
     Safe: the gradients are the same; each step costs about a third more compute.
+
+    Display-only for a LoRA job whose code wraps the model with `get_peft_model` and never makes the
+    frozen layers' inputs require grad (`model.enable_input_require_grads()`, peft's
+    `prepare_model_for_kbit_training`, `use_reentrant=False`): HF's Trainer checkpoints reentrantly,
+    so with the flag alone no layer's output requires grad and the first backward fails. The code
+    change comes first, by hand.
     """
 
     code = "TL102"
@@ -55,6 +70,11 @@ class GradientCheckpointingOff(Rule):
                 at="finetune.sh:7:30", fixed={"finetune.sh": job(_FLAGS.format(gc="True"))["finetune.sh"]}),
         Example("checkpointing on", job(_FLAGS.format(gc="True"), extra={"zero2.json": ZERO2}), False,
                 ("--gpu", "a100-80gb")),
+        # Reported, but the flag is not flipped: with no input requiring grad, the first backward would fail.
+        Example("LoRA through get_peft_model with no enable_input_require_grads(): reported, fix left to a human",
+                job(_FLAGS.format(gc="False") + "--use_lora True",
+                    extra={"zero2.json": ZERO2, "train.py": LORA_TRAIN_PY}),
+                True, ("--gpu", "a100-40gb"), at="finetune.sh:7:30"),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
@@ -69,6 +89,13 @@ class GradientCheckpointingOff(Rule):
         message = (f"gradient checkpointing is off and activations take {current.breakdown['activations']:.1f} of "
                    f"{current.peak_gib:.1f} GiB per GPU on {on_gpu(ctx, current)}; with checkpointing the "
                    f"estimate is {with_checkpointing.peak_gib:.1f} GiB")
-        fix = Fix(Applicability.SAFE, "turn gradient checkpointing on",
-                  (KnobChange(K.GRADIENT_CHECKPOINTING, False, True),))
+        change = (KnobChange(K.GRADIENT_CHECKPOINTING, False, True),)
+        inputs = job_inputs(run)
+        wrapper = inputs.checkpointing_breaks_adapters if inputs is not None else ""
+        if wrapper:
+            # Flipping the flag alone would crash the job's first backward: the code change comes first, by hand.
+            fix = Fix(Applicability.DISPLAY_ONLY, f"turn gradient checkpointing on once "
+                                                  f"{adapter_inputs_remedy(wrapper)}", change)
+        else:
+            fix = Fix(Applicability.SAFE, "turn gradient checkpointing on", change)
         yield self.finding(run, message, at=run.setting(K.GRADIENT_CHECKPOINTING), fix=fix)

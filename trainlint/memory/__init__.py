@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         resolve_model,
         resolve_vision,
     )
+    from trainlint.memory.cost import job_inputs
     from trainlint.memory.fitting import (
         BatchSplit,
         largest_fitting_batch,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         split_keeping_product,
     )
     from trainlint.memory.gpus import Gpu, find_gpu, gpu_by_key, gpu_catalog, gpu_from_memory
+    from trainlint.memory.inputs import adapter_inputs_remedy
     from trainlint.memory.suggest import Suggestion, suggestions
     from trainlint.memory.terms import (
         MODEL_STATE_TERMS,
@@ -49,6 +51,7 @@ _HOMES = {
     "split_keeping_product": "fitting",
     "Gpu": "gpus", "find_gpu": "gpus", "gpu_by_key": "gpus", "gpu_catalog": "gpus", "gpu_from_memory": "gpus",
     "Suggestion": "suggest", "suggestions": "suggest",
+    "job_inputs": "cost", "adapter_inputs_remedy": "inputs",
     "MODEL_STATE_TERMS": "terms", "MemoryTerm": "terms", "korthikanti_activation_bytes": "terms",
     "lora_adapter_params": "terms", "zero2_model_states_bytes": "terms", "zero3_model_states_bytes": "terms",
 }
@@ -84,6 +87,7 @@ __all__ = [
     "MODEL_STATE_TERMS", "BatchSplit", "Gpu", "JobMemoryEstimate", "MemoryTerm", "ModelSpec", "Suggestion",
     "estimate", "find_gpu", "find_model", "find_vision_tower", "gpu_by_key", "gpu_catalog", "gpu_from_memory",
     "korthikanti_activation_bytes", "largest_fitting_batch", "longest_fitting_sequence", "lora_adapter_params",
-    "model_catalog", "resolve_model", "resolve_vision", "split_keeping_product", "suggestions",
+    "adapter_inputs_remedy", "job_inputs", "model_catalog", "resolve_model", "resolve_vision", "split_keeping_product",
+    "suggestions",
     "zero2_model_states_bytes", "zero3_model_states_bytes",
 ]

@@ -14,6 +14,7 @@ from trainlint.core import Setting, ShardingEngine, SourceKind, TrainingRun, Unk
 from trainlint.knobs import K
 from trainlint.memory.catalog import ModelSpec
 from trainlint.memory.gpus import Gpu
+from trainlint.readers.source import display_path
 from trainlint.resolution.evaluation import evaluation_runs
 from trainlint.resolution.frameworks.memory_features import (  # the knobs frameworks derive (docs/memory-model.md §17)
     ACTIVATION_OFFLOAD,
@@ -228,6 +229,10 @@ class JobInputs:
     # Where code freezes parameters, leaving the trainable set unknown (FILE:LINE): `frozen_base` is then set too,
     # the side that cannot raise a false alarm.
     frozen_in_code: str = ""
+    # The module that wraps the model in LoRA adapters when turning HF gradient checkpointing on would make the first
+    # backward fail (no input of a frozen layer requires grad: trainlint.resolution.adapters); "" when it would not,
+    # or when that is not known. Plans and fixes then leave checkpointing as it is.
+    checkpointing_breaks_adapters: str = ""
     # Checkpointing reaches the vision tower too: a built-in one, or (transformers >= 4.35) any the model holds.
     vision_checkpointed: bool = False
 
@@ -296,6 +301,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
         # With adapters the reference is the adapter-free base itself (TRL, LLaMA-Factory, axolotl).
+        checkpointing_breaks_adapters=_checkpointing_breaks_adapters(knobs, run, lora),
         reference_model=not lora and _switch(knobs, REFERENCE_MODEL, notes,
                                              "a frozen reference copy of the model's weights (preference training)"),
         gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
@@ -453,6 +459,25 @@ def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zer
         return True
     # DeepSpeed casts the module to 16-bit; LoRA scripts load the frozen base in the compute dtype.
     return half and (zero is not None or lora or (model is not None and model.half_by_default))
+
+
+def _checkpointing_breaks_adapters(knobs: KnobReader, run: TrainingRun, lora: bool) -> str:
+    """The adapter-wrapping module of a LoRA job that checkpointing would break; "" unless that is certain: LoRA
+    on, no input embedding trained in full next to it (`modules_to_save` naming one gives the inputs a grad), and no
+    `gradient_checkpointing_kwargs` given."""
+    wrapper = run.facts.adapters_without_input_grads
+    if not (wrapper and lora) or knobs.is_unknown(K.LORA) or knobs.is_unknown(K.LORA_MODULES_TO_SAVE):
+        return ""
+    if knobs.get(K.GRADIENT_CHECKPOINTING_KWARGS) is not None or knobs.is_unknown(K.GRADIENT_CHECKPOINTING_KWARGS):
+        return ""  # the launch picks the checkpoint's kind itself (`{"use_reentrant": false}` needs no input grads)
+    saved = (knobs.str(K.LORA_MODULES_TO_SAVE) or "").replace(",", " ").split()
+    return "" if any("embed" in name or "wte" in name for name in saved) else wrapper
+
+
+def adapter_inputs_remedy(wrapper: str) -> str:
+    """What a LoRA job must do in code before checkpointing can be turned on (wrapper: the module that wraps it)."""
+    return (f"{display_path(wrapper)} makes the inputs require grad (`model.enable_input_require_grads()` after "
+            f"`get_peft_model`): without it the first backward fails with checkpointing on")
 
 
 def _trained_embedding_copies(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:

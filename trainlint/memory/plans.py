@@ -356,7 +356,9 @@ def _axes(run: TrainingRun, knobs: KnobReader, micro: int, accumulation: Optiona
     else:
         axes.micro = [(m, product // m) for m in _divisors_up_to(product, micro)]
     inputs = job_inputs(run)
-    if inputs is not None and not inputs.checkpointing and knobs.bool(K.GRADIENT_CHECKPOINTING) is False:
+    # A LoRA job whose frozen layers' inputs never require grad fails its first backward once checkpointing is on.
+    if inputs is not None and not inputs.checkpointing and knobs.bool(K.GRADIENT_CHECKPOINTING) is False \
+            and not inputs.checkpointing_breaks_adapters:
         axes.checkpointing = [False, True]
     zero = knobs.int(K.ZERO_STAGE)
     zero_in_config = _set_in_config(run, K.ZERO_STAGE)

@@ -8,9 +8,10 @@ from typing import Dict, List, Mapping
 from trainlint.core import MemoryEstimate, TrainingRun, Value
 from trainlint.knobs import K
 from trainlint.memory.assembly import estimate
+from trainlint.memory.cost import job_inputs
 from trainlint.memory.fitting import largest_fitting_batch, split_keeping_product
 from trainlint.memory.gpus import Gpu
-from trainlint.memory.inputs import KnobReader, offloaded, out_of_scope
+from trainlint.memory.inputs import KnobReader, adapter_inputs_remedy, offloaded, out_of_scope
 from trainlint.memory.terms import MemoryTerm
 
 # A change must lower the peak by more than this (GiB) to be worth proposing.
@@ -55,7 +56,10 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
             {"per_device_train_batch_size": split.micro_batch, "gradient_accumulation_steps": split.accumulation},
             True)
     if knobs.bool(K.GRADIENT_CHECKPOINTING) is not True:
-        add("turn on gradient checkpointing", {"gradient_checkpointing": True}, True)
+        inputs = job_inputs(run)
+        wrapper = inputs.checkpointing_breaks_adapters if inputs is not None else ""
+        add(f"turn on gradient checkpointing, once {adapter_inputs_remedy(wrapper)}" if wrapper
+            else "turn on gradient checkpointing", {"gradient_checkpointing": True}, True)
     if ((knobs.str(K.ATTN_IMPLEMENTATION) or "") in ("", "eager")
             and current.breakdown.get(MemoryTerm.ACTIVATIONS.value, 0) > 0):
         add("use FlashAttention-2 / SDPA instead of eager attention", {"attn_implementation": "flash_attention_2"},

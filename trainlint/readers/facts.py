@@ -330,6 +330,11 @@ class PythonModule:
     # Classes whose copied training loop takes a step with no backward pass when an argument has a value
     # (MeZO's `if args.trainer == "zo": self.zo_step(...)`).
     step_gates: Tuple[StepGate, ...] = ()
+    # The module calls peft's `get_peft_model`, and whether it holds a remedy that lets a LoRA job checkpoint with
+    # HF's reentrant default: `enable_input_require_grads()`, `prepare_model_for_kbit_training`, ...
+    # (trainlint.readers.python.adapter_inputs).
+    wraps_in_adapters: bool = False
+    inputs_require_grad: bool = False
 
 
 # ---------------------------------------------------------------- json / yaml

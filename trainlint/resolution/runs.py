@@ -29,6 +29,7 @@ from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution import axolotl_cli, frameworks
+from trainlint.resolution.adapters import adapters_without_input_grads
 from trainlint.resolution.entry import (
     EntryFacts,
     collect,
@@ -637,6 +638,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         refused_prefixes=build.refused_prefixes,
         misspelled_options=build.misspelled_options,
         argparse_options=facts.argparse_options() if facts else (),
+        adapters_without_input_grads=adapters_without_input_grads(facts),
     )
 
 

@@ -15,6 +15,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from trainlint.core import Diagnostic, DiagnosticKind, Setting
 from trainlint.readers.facts import FIRE_OWNER, PythonModule
+from trainlint.readers.python.adapter_inputs import asks_about_adapters, makes_inputs_require_grad, wraps_in_adapters
 from trainlint.readers.python.collector import Collector
 from trainlint.readers.python.context import Context
 from trainlint.readers.python.eval_data import EvalDataReader
@@ -75,7 +76,8 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     """`module` with the facts read from the stdlib tree of the whole text (`tree`, or parsed here): what it
     defines, whether it calls `.backward()`, the functions it hands its parser to and whether it builds the parser
     it adds options to, and, when it calls them, what its Trainer classes are, whether it trains only
-    `if ...do_train:` and whether parse_known_args' rest is read."""
+    `if ...do_train:`, whether parse_known_args' rest is read, and whether it wraps its model in peft adapters and
+    makes the inputs require grad."""
     if tree is None and not any(d.kind in _NOT_ANALYSED for d in module.diagnostics):
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
     nodes = tree_nodes(tree) if _asks_of_tree(module, text) else None
@@ -93,12 +95,15 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
         module = replace(module, trainer_classes=_trainer_classes(nodes, module), train_gate=train_gate(nodes))
     if COPIED_LOOP in text and nodes is not None:
         module = replace(module, step_gates=forward_only_steps(nodes.classes))
+    if nodes is not None and asks_about_adapters(text):
+        module = replace(module, wraps_in_adapters=wraps_in_adapters(nodes),
+                         inputs_require_grad=makes_inputs_require_grad(text, nodes))
     return module
 
 
 def _asks_of_tree(module: PythonModule, text: str) -> bool:
     """Whether any question below needs the tree's nodes: most modules a job reaches (model code) ask none."""
-    return ".backward(" in text or COPIED_LOOP in text or bool(
+    return ".backward(" in text or COPIED_LOOP in text or asks_about_adapters(text) or bool(
         module.argparse_args or module.parse_known_args or module.trainer_calls)
 
 
