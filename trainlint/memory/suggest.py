@@ -46,6 +46,7 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
         if new.peak_gib < current.peak_gib - SMALLEST_USEFUL_SAVING_GIB:
             out.append(Suggestion(description, dict(overrides), new, preserves))
 
+    inputs = job_inputs(run)
     batch = knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE)
     accum = knobs.int(K.GRADIENT_ACCUMULATION_STEPS) or 1
     if batch and batch > 1:
@@ -56,7 +57,6 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
             {"per_device_train_batch_size": split.micro_batch, "gradient_accumulation_steps": split.accumulation},
             True)
     if knobs.bool(K.GRADIENT_CHECKPOINTING) is not True:
-        inputs = job_inputs(run)
         wrapper = inputs.checkpointing_breaks_adapters if inputs is not None else ""
         add(f"turn on gradient checkpointing, once {adapter_inputs_remedy(wrapper)}" if wrapper
             else "turn on gradient checkpointing", {"gradient_checkpointing": True}, True)
@@ -66,7 +66,8 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
             True)
     zero = knobs.int(K.ZERO_STAGE)
     world = knobs.int(K.WORLD_SIZE) or 1
-    if world > 1 and zero != 3:
+    quantized = inputs is not None and inputs.quant_bits in (4, 8)  # not sharded by ZeRO-3 (docs/planner.md)
+    if world > 1 and zero != 3 and not quantized:
         add("DeepSpeed ZeRO-3 (shard weights, gradients and optimizer states)", {"zero_stage": 3}, True)
     if not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):
         stage = zero if zero in (1, 2, 3) else 2
