@@ -92,6 +92,7 @@ import transformers
 class ModelArguments:
     model_name_or_path: Optional[str] = field(default=None)
     vision_tower: Optional[str] = field(default=None)
+    attn_implementation: Optional[str] = field(default=None)
 
 
 @dataclass
@@ -333,8 +334,15 @@ def launcher_flags(row: Dict[str, str]) -> List[str]:
     flags += _precision_flags(row["precision"]) + _tuning_flags(row) + _sharding_flags(row)
     # A `stage` picks the entry script's trainer (entry_script); every other extra setting is a flag.
     flags += [f"--{key} {value}" for key, value in extra_settings(row) if key != "stage"]
-    flags += ["--output_dir out", '--eval_strategy "no"']
+    # TrainingArguments named it `evaluation_strategy` until transformers 4.41.
+    flags += ["--output_dir out", f'--{_eval_strategy_flag(row["transformers_version"])} "no"']
     return flags
+
+
+def _eval_strategy_flag(version: str) -> str:
+    parts = version.split(".")
+    old = len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and (int(parts[0]), int(parts[1])) < (4, 41)
+    return "evaluation_strategy" if old else "eval_strategy"
 
 
 def llamafactory_recipe(row: Dict[str, str]) -> List[str]:
