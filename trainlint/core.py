@@ -448,7 +448,7 @@ class RunFacts:
     # value it sets when given bare for a switch (`store_true`: True), else None (it takes a value).
     argparse_options: Tuple[Tuple[str, Optional[bool]], ...] = ()
     # The module that wraps the model in peft adapters when turning HF gradient checkpointing on would make the first
-    # backward fail: no code read makes the frozen layers' inputs require grad (trainlint.resolution.adapters).
+    # backward fail: no code read makes the frozen layers' inputs require grad (trainlint.resolution.adapter_inputs).
     adapters_without_input_grads: Optional[str] = None
 
 

@@ -230,8 +230,8 @@ class JobInputs:
     # the side that cannot raise a false alarm.
     frozen_in_code: str = ""
     # The module that wraps the model in LoRA adapters when turning HF gradient checkpointing on would make the first
-    # backward fail (no input of a frozen layer requires grad: trainlint.resolution.adapters); "" when it would not,
-    # or when that is not known. Plans and fixes then leave checkpointing as it is.
+    # backward fail (no input of a frozen layer requires grad: trainlint.resolution.adapter_inputs); "" when it would
+    # not, or when that is not known. Plans and fixes then leave checkpointing as it is.
     checkpointing_breaks_adapters: str = ""
     # Checkpointing reaches the vision tower too: a built-in one, or (transformers >= 4.35) any the model holds.
     vision_checkpointed: bool = False
@@ -240,6 +240,12 @@ class JobInputs:
     def samples_per_device(self) -> int:
         """Samples in one micro-batch: the per-device batch times the data-level multiplier."""
         return self.per_device_batch * self.batch_multiplier
+
+    @property
+    def quantized_base(self) -> bool:
+        """The base is loaded in 4 or 8 bits (QLoRA): ZeRO-3 does not shard it on the stacks recipes pin, since
+        quantized loading places the weights with a `device_map`, which transformers refuses under ZeRO-3."""
+        return self.quant_bits in (4, 8)
 
     @property
     def sequences_per_item(self) -> int:
@@ -300,8 +306,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         activation_offload=checkpointing and _switch(knobs, ACTIVATION_OFFLOAD, notes,
                                                      "activation offloading: checkpointed layer inputs on the CPU"),
         tiled_mlp=_switch(knobs, TILED_MLP, notes, "tiled MLP: MLP intermediates computed a tile at a time"),
-        # With adapters the reference is the adapter-free base itself (TRL, LLaMA-Factory, axolotl).
         checkpointing_breaks_adapters=_checkpointing_breaks_adapters(knobs, run, lora),
+        # With adapters the reference is the adapter-free base itself (TRL, LLaMA-Factory, axolotl).
         reference_model=not lora and _switch(knobs, REFERENCE_MODEL, notes,
                                              "a frozen reference copy of the model's weights (preference training)"),
         gradient_bucket_elements=_gradient_bucket_elements(knobs, model, None if fsdp else zero),
@@ -470,8 +476,13 @@ def _checkpointing_breaks_adapters(knobs: KnobReader, run: TrainingRun, lora: bo
         return ""
     if knobs.get(K.GRADIENT_CHECKPOINTING_KWARGS) is not None or knobs.is_unknown(K.GRADIENT_CHECKPOINTING_KWARGS):
         return ""  # the launch picks the checkpoint's kind itself (`{"use_reentrant": false}` needs no input grads)
-    saved = (knobs.str(K.LORA_MODULES_TO_SAVE) or "").replace(",", " ").split()
-    return "" if any("embed" in name or "wte" in name for name in saved) else wrapper
+    return "" if any("embed" in name or "wte" in name for name in _modules_to_save(knobs)) else wrapper
+
+
+def _modules_to_save(knobs: KnobReader) -> List[str]:
+    """The names `modules_to_save` lists: comma-separated (a flag, LLaMA-Factory's `additional_target`) or a YAML list
+    (items joined by spaces)."""
+    return (knobs.str(K.LORA_MODULES_TO_SAVE) or "").replace(",", " ").split()
 
 
 def adapter_inputs_remedy(wrapper: str) -> str:
@@ -486,11 +497,9 @@ def _trained_embedding_copies(knobs: KnobReader, lora: bool, notes: EstimateNote
         # Like every setting that adds memory: unknown counts as absent, the side that raises no false alarm.
         notes.note("modules trained in full next to LoRA (modules_to_save) unknown: assumed none")
         return 0
-    saved = knobs.str(K.LORA_MODULES_TO_SAVE) or ""
-    if not (lora and saved):
+    names = _modules_to_save(knobs)
+    if not (lora and names):
         return 0
-    # Comma-separated (a flag, LLaMA-Factory's `additional_target`) or a YAML list (items joined by spaces).
-    names = [name for name in saved.replace(",", " ").split() if name]
     copies = [name for name in names if any(part in name for part in ("wte", "embed", "lm_head", "output"))]
     if copies:
         notes.note(f"modules_to_save trains {', '.join(copies)} in full next to LoRA (a vocabulary x hidden matrix "

@@ -362,10 +362,8 @@ def _axes(run: TrainingRun, knobs: KnobReader, micro: int, accumulation: Optiona
         axes.checkpointing = [False, True]
     zero = knobs.int(K.ZERO_STAGE)
     zero_in_config = _set_in_config(run, K.ZERO_STAGE)
-    # A 4- or 8-bit base is not sharded by ZeRO-3 on the stacks these recipes pin: quantized loading places the weights
-    # with a `device_map`, which transformers refuses under ZeRO-3, and LLaMA-Factory refuses quantized models under
-    # ZeRO-3 outright (docs/planner.md). The port keeps such a job's stage.
-    quantized = inputs is not None and inputs.quant_bits in (4, 8)
+    # A quantized base keeps its stage: ZeRO-3 would stop it at start-up (JobInputs.quantized_base, docs/planner.md).
+    quantized = inputs is not None and inputs.quantized_base
     if zero in (0, 1, 2) and (zero_in_config or _set_by_flag(run, K.ZERO_STAGE)) and not quantized:
         axes.zero3 = [False, True]
     if zero in (1, 2, 3) and zero_in_config and not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):

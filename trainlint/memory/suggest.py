@@ -66,7 +66,7 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
             True)
     zero = knobs.int(K.ZERO_STAGE)
     world = knobs.int(K.WORLD_SIZE) or 1
-    quantized = inputs is not None and inputs.quant_bits in (4, 8)  # not sharded by ZeRO-3 (docs/planner.md)
+    quantized = inputs is not None and inputs.quantized_base  # ZeRO-3 would stop it at start-up
     if world > 1 and zero != 3 and not quantized:
         add("DeepSpeed ZeRO-3 (shard weights, gradients and optimizer states)", {"zero_stage": 3}, True)
     if not offloaded(knobs.str(K.OFFLOAD_OPTIMIZER)):

@@ -29,7 +29,7 @@ from trainlint.readers.facts import Launch
 from trainlint.readers.hostfile import HostFile
 from trainlint.readers.source import display_path, safe_resolve
 from trainlint.resolution import axolotl_cli, frameworks
-from trainlint.resolution.adapters import adapters_without_input_grads
+from trainlint.resolution.adapter_inputs import adapters_without_input_grads
 from trainlint.resolution.entry import (
     EntryFacts,
     collect,

@@ -16,18 +16,18 @@ from typing import Optional
 
 from trainlint.readers.python.tree_nodes import TreeNodes, last_name
 
-_WRAPPERS = frozenset({"get_peft_model"})
 _REMEDIES = frozenset({"enable_input_require_grads", "prepare_model_for_kbit_training",
                        "prepare_model_for_int8_training", "requires_grad_", "gradient_checkpointing_enable"})
-# Text a module must hold for either question to have a yes: most modules a job reaches hold neither.
-WRAPPER_TEXT = "get_peft_model"
+# The call that wraps a model in adapters; with the remedies' texts, what a module must hold for either question to
+# have a yes: most modules a job reaches hold neither.
+WRAPPER = "get_peft_model"
 REMEDY_TEXTS = ("enable_input_require_grads", "prepare_model_for_", "requires_grad_()", "requires_grad_(True)",
                 "gradient_checkpointing_enable", "use_reentrant")
 
 
 def wraps_in_adapters(nodes: Optional[TreeNodes]) -> bool:
     """The module calls `get_peft_model(...)` (as a name or an attribute: `peft.get_peft_model`)."""
-    return nodes is not None and any(last_name(call.func) in _WRAPPERS for call in nodes.calls)
+    return nodes is not None and any(last_name(call.func) == WRAPPER for call in nodes.calls)
 
 
 def makes_inputs_require_grad(text: str, nodes: Optional[TreeNodes]) -> bool:
@@ -49,4 +49,4 @@ def _is_remedy(call: ast.Call) -> bool:
 
 def asks_about_adapters(text: str) -> bool:
     """Whether the module's text may answer yes to either question (the tree is walked only then)."""
-    return WRAPPER_TEXT in text or any(remedy in text for remedy in REMEDY_TEXTS)
+    return WRAPPER in text or any(remedy in text for remedy in REMEDY_TEXTS)
