@@ -600,3 +600,17 @@ def test_every_listed_plan_that_changes_what_trains_says_so(tmp_path, cli) -> No
     plans = [line for line in out.splitlines() if line.lstrip().startswith(("plan for", "or:"))]
     assert len(plans) >= 2
     assert all("[unsafe: changes what trains]" in line for line in plans if "LoRA" in line)
+
+
+def test_full_frame_of_a_very_long_line_is_a_window_around_the_span(tmp_path: Path) -> None:
+    # A minified DeepSpeed config: the whole file on one line, the problem far along it.
+    padding = ", ".join(f'"key_{index}": {index}' for index in range(400))
+    text = '{' + padding + ', "train_micro_batch_size_per_gpu": 64}\n'
+    source = _write(tmp_path, "ds.json", text)
+    origin = _at(source, "64}")
+    finding = Finding("TL101", "per-device-batch-too-large", Severity.ERROR, "too large", source.path, origin)
+    lines = render(Report((finding,)), "full", root=str(tmp_path), color=False).splitlines()
+    (row,) = [line for line in lines if line.startswith("1 | ")]
+    assert len(row) < 200 and row.startswith("1 | …") and "train_micro_batch_size_per_gpu" in row
+    caret = lines[lines.index(row) + 1]
+    assert row[caret.index("^"):caret.index("^") + 3] == "64}" and caret.count("^") == 3

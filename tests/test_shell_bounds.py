@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trainlint.core import DiagnosticKind
+from trainlint.core import DiagnosticKind, Unknown
 from trainlint.readers.facts import ShellScript
 from trainlint.readers.shell import read_shell
 
@@ -22,6 +22,11 @@ def read_timed(tmp_path: Path, text: str) -> ShellScript:
     elapsed = time.perf_counter() - started
     assert elapsed < BUDGET_SECONDS, f"reading took {elapsed:.1f} s"
     return script
+
+
+def value_after(launch, flag: str):
+    words = [setting.value for setting in launch.script_args]
+    return words[words.index(flag) + 1]
 
 
 def unmodelled(script: ShellScript) -> list:
@@ -100,3 +105,25 @@ def test_deep_nesting_is_reported_not_dropped(tmp_path, opening, middle, closing
     if launch_read:
         (launch,) = script.launches
         assert launch.script_args[-1].value == "4"
+
+
+@pytest.mark.parametrize("growth", [
+    "".join(f"V{index}=$V{index - 1}$V{index - 1}\n" for index in range(1, 80)) + "OUT=$V79\n",
+    "V0=ab\n" + "V0+=$V0\n" * 100 + "OUT=$V0\n",
+    "V0=ab\ndouble() { V0=$V0$V0; }\n" + "double\n" * 400 + "OUT=$V0\n",
+], ids=["assignments", "appending", "function-calls"])
+def test_a_value_that_doubles_at_each_line_stays_bounded_and_unknown(tmp_path, growth):
+    # Bash would build a value of 2**79 characters; the reader stops following it and says so.
+    text = "#!/bin/bash\nV0=ab\n" + growth + "torchrun train.py --per_device_train_batch_size 4 --output_dir $OUT\n"
+    script = read_timed(tmp_path, text)
+    (launch,) = script.launches
+    output_dir = value_after(launch, "--output_dir")
+    assert isinstance(output_dir, Unknown) and "grows past" in output_dir.reason
+    assert value_after(launch, "--per_device_train_batch_size") == "4"
+
+
+def test_an_array_that_doubles_at_each_line_stays_bounded(tmp_path):
+    text = "#!/bin/bash\nA=(x y)\n" + 'A=("${A[@]}" "${A[@]}")\n' * 60 + "torchrun train.py --run_name \"${A[1]}\"\n"
+    script = read_timed(tmp_path, text)
+    (launch,) = script.launches
+    assert isinstance(value_after(launch, "--run_name"), Unknown)

@@ -30,6 +30,11 @@ SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", S
 CONTEXT_BEFORE = 2
 CONTEXT_AFTER = 1
 WIDTH = 100
+# A frame line longer than this (minified JSON, a generated one-line script) is shown as a window of this
+# many characters that starts a little before the span, cut ends marked with an ellipsis.
+FRAME_WINDOW = 160
+FRAME_LEAD = 40
+ELLIPSIS = "…"
 
 
 def render_full(report: Report, *, root: str = ".", color: bool = False, notes: Sequence[str] = (),
@@ -130,14 +135,33 @@ def display_width(text: str) -> int:
     return cell_len(text.expandtabs(TAB_WIDTH))
 
 
-def caret_span(line: str, origin: Origin) -> Tuple[int, int]:
-    """(cells before the span, cells under it) on the origin's first line; at least one caret."""
+def caret_span(line: str, origin: Origin, window: Tuple[int, int] = (0, -1)) -> Tuple[int, int]:
+    """(cells before the span, cells under it) on the origin's first line as the frame shows it (`window`: the
+    characters shown, from `frame_window`); at least one caret."""
+    low, high = window if window[1] >= 0 else (0, len(line))
     start = max(0, min(origin.column - 1, len(line)))
     end = origin.end_column - 1 if origin.end_line == origin.line else len(line)
     end = max(start, min(end, len(line)))
-    before = display_width(line[:start])
-    under = display_width(line[:end]) - before
+    start, end = max(low, min(start, high)), max(low, min(end, high))
+    lead = len(ELLIPSIS) if low > 0 else 0
+    before = lead + display_width(line[low:start])
+    under = display_width(line[low:end]) - display_width(line[low:start])
     return before, max(1, under)
+
+
+def frame_window(origin: Origin, lines: List[Tuple[int, str]]) -> Tuple[int, int]:
+    """The characters [first, last) of each frame line shown: all of them, or a window around the span's start
+    when a line is too long to read in a terminal."""
+    longest = max(len(line) for _, line in lines)
+    if longest <= FRAME_WINDOW:
+        return 0, longest
+    first = max(0, origin.column - 1 - FRAME_LEAD)
+    return first, first + FRAME_WINDOW
+
+
+def _shown(line: str, window: Tuple[int, int]) -> str:
+    low, high = window
+    return (ELLIPSIS if low > 0 and line[:low] else "") + line[low:high] + (ELLIPSIS if len(line) > high else "")
 
 
 def code_frame(origin: Origin, lines: List[Tuple[int, str]]) -> List[Text]:
@@ -145,14 +169,15 @@ def code_frame(origin: Origin, lines: List[Tuple[int, str]]) -> List[Text]:
     if not lines:
         return []
     gutter = max(len(str(number)) for number, _ in lines)
+    window = frame_window(origin, lines)
     empty = _dim(f"{' ' * gutter} |")
     frame = [empty]
     for number, line in lines:
         row = _dim(f"{number:>{gutter}} | ")
-        row.append(printable(line.expandtabs(TAB_WIDTH)))
+        row.append(printable(_shown(line, window).expandtabs(TAB_WIDTH)))
         frame.append(row)
         if number == origin.line:
-            before, under = caret_span(line, origin)
+            before, under = caret_span(line, origin, window)
             caret = _dim(f"{' ' * gutter} | ")
             caret.append(" " * before + "^" * under, style="bold red")
             frame.append(caret)

@@ -8,7 +8,20 @@ from typing import List, Optional, Sequence, Tuple
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.syntax import adjacent_groups, node_text
-from trainlint.readers.shell.values import Binding, Ctx, Element, Node, Piece, Span, State, store, unique, value_of
+from trainlint.readers.shell.values import (
+    Binding,
+    Ctx,
+    Element,
+    Node,
+    Piece,
+    Span,
+    State,
+    exceeds_bounds,
+    oversized,
+    store,
+    unique,
+    value_of,
+)
 
 _SPLIT_EXPANSIONS = ("expansion", "simple_expansion", "command_substitution")
 
@@ -58,6 +71,8 @@ class AssignmentsMixin(ReaderBase):
             if appending and previous is not None and previous.elements is None and not previous.hidden:
                 stored = tuple(previous.pieces) + stored
                 via = unique(list(previous.settings) + list(via))
+                if exceeds_bounds(stored):
+                    stored = (oversized(span),)
             if is_element:
                 reason = Unknown(f"${name} has an array element assigned at line {self._origin(span).line}")
                 stored = (Piece(unknown=reason, unknown_span=span, unmodelled=True),)
@@ -82,6 +97,11 @@ class AssignmentsMixin(ReaderBase):
                 )
                 may_split = unquoted and any(piece.unknown is not None for piece in word.pieces)
                 elements.append(Element(store(list(word.pieces), word_span), word.setting, may_split))
+        if exceeds_bounds([piece for element in elements for piece in element.pieces]):
+            # Counted over the stored pieces: `A=("${A[@]}" "${A[@]}")` doubles the elements as `V=$V$V` does text.
+            piece = oversized(span)
+            setting = Setting(piece.unknown, SourceKind.SHELL_VARIABLE, self._origin(span), self._outer_text(span))
+            return Binding((piece,), (setting,), exported, elements=(Element((piece,), setting, may_split=True),))
         joined: Value = " ".join(e.setting.value for e in elements if isinstance(e.setting.value, str))
         if any(not isinstance(e.setting.value, str) for e in elements):
             joined = Unknown("an array with unknown elements")

@@ -196,15 +196,48 @@ def binding_key(binding: Binding) -> Tuple:
 
 
 def unique(settings: Sequence[Setting]) -> Tuple[Setting, ...]:
-    out: List[Setting] = []
+    """`settings` without repeats of the same object, in order (by identity: equal settings written at two
+    places are two settings)."""
+    seen: Dict[int, Setting] = {}
     for setting in settings:
-        if not any(setting is seen for seen in out):
-            out.append(setting)
-    return tuple(out)
+        seen.setdefault(id(setting), setting)
+    return tuple(seen.values())
+
+
+# Bounds of a value the reader follows. No setting is this long, but bash builds what it is told: `V=$V$V`
+# doubles the value at each line, and a script of a few hundred lines in a pull request would otherwise take
+# every byte of memory. Past either bound the value is unknown.
+MAX_VALUE_CHARS = 100_000
+MAX_VALUE_PIECES = 10_000
+
+
+OVERSIZED = Unknown(f"the value grows past {MAX_VALUE_CHARS:,} characters or {MAX_VALUE_PIECES:,} parts; "
+                    "trainlint does not follow it")
+
+
+def exceeds_bounds(pieces: Sequence[Piece]) -> bool:
+    """Whether `pieces` hold more text or more pieces than a value the reader follows, or a value that
+    already did (so that `V=$V$V` stays one unknown piece instead of growing again)."""
+    if len(pieces) > MAX_VALUE_PIECES:
+        return True
+    chars = 0
+    for piece in pieces:
+        chars += len(piece.text)
+        if chars > MAX_VALUE_CHARS or piece.unknown is OVERSIZED:
+            return True
+    return False
+
+
+def oversized(span: Span) -> Piece:
+    """The piece that stands for a value past the bounds: unknown, pointing at where it was written."""
+    return Piece(unknown=OVERSIZED, unknown_span=span, region=span, unmodelled=True)
 
 
 def store(pieces: Sequence[Piece], span: Span) -> Tuple[Piece, ...]:
-    """Pieces as a variable keeps them: expansion results point at the expansion token."""
+    """Pieces as a variable keeps them: expansion results point at the expansion token; a value past the
+    bounds is kept as unknown."""
+    if exceeds_bounds(pieces):
+        return (oversized(span),)
     stored: List[Piece] = []
     for piece in pieces:
         if piece.region is None:

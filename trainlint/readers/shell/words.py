@@ -7,7 +7,19 @@ from typing import List, Optional, Sequence, Union
 from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.readers.shell.base import ReaderBase
 from trainlint.readers.shell.syntax import EXPANSION_TYPES, effective_start, iter_chars, literal, node_text
-from trainlint.readers.shell.values import Ctx, Doc, Node, Piece, Span, State, Word, unique, value_of
+from trainlint.readers.shell.values import (
+    Ctx,
+    Doc,
+    Node,
+    Piece,
+    Span,
+    State,
+    Word,
+    exceeds_bounds,
+    oversized,
+    unique,
+    value_of,
+)
 
 IFS_WHITESPACE = " \t\n\r"
 
@@ -150,6 +162,9 @@ class WordsMixin(ReaderBase):
                     continue
             out.extend(self._pieces(item, ctx, state, in_dquote))
             index += 1
+        if exceeds_bounds(out):
+            # A word of many uses of one long value (`$V$V$V...`): as long as the file allows, times the value.
+            return [oversized(doc.span(items[0].start_byte, items[-1].end_byte))]
         return out
 
     def _quoted_empty(self, pieces: List[Piece], doc: Doc, node: Node) -> List[Piece]:
