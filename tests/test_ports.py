@@ -199,6 +199,18 @@ def test_a_device_list_grows_to_every_gpu_only_when_the_count_is_the_whole_machi
     assert first_devices(spec, count) is None  # the machine's size unknown
 
 
+@pytest.mark.parametrize("spec, machine, cut", [
+    ("localhost:4,5,6,7", 2, "localhost:0,1"),  # every GPU of the target: the only two it has
+    ("localhost:4-7", 2, "localhost:0-1"),
+    ("2,3,4,5", 4, "2,3"),  # the first two the target has
+    ("localhost:0,1,2,3", 2, "localhost:0,1"),
+    ("4,5,6,7", 3, None),  # two of three: which is not told
+])
+def test_a_device_list_cut_to_a_smaller_machine_names_devices_it_has(spec, machine, cut) -> None:
+    # DeepSpeed's runner raises "No slot '4' specified on host 'localhost'" on a two-GPU machine.
+    assert first_devices(spec, 2, machine=machine) == cut
+
+
 def test_an_accumulation_computed_from_other_settings_is_never_frozen_into_a_number(tmp_path, cli) -> None:
     launcher = (PORTS / "llava13b_4090" / "scripts" / "finetune.sh").read_text()
     launcher = launcher.replace("deepspeed llava", "GPUS=8\nPER_DEVICE=16\nACC=$((128 / PER_DEVICE / GPUS))\n"

@@ -605,7 +605,9 @@ def first_devices(spec: str, count: int, machine: Optional[int] = None) -> Optio
     """`localhost:0-7` -> `localhost:0-3`, `0,1,2,3,4,5,6,7` -> `0,1,2,3`: the first `count` devices, in
     the form the list was written. A list grows (`0,1,2,3` -> `0,1,...,7`) when it names devices 0 to n-1
     in order, the GPUs any machine with `count` of them has, or when `count` is all `machine` has
-    (`4,5,6,7` -> `0,1,...,7` on an 8-GPU machine); otherwise None: which to add is not told."""
+    (`4,5,6,7` -> `0,1,...,7` on an 8-GPU machine); otherwise None: which to add is not told. Cut to a machine
+    of `machine` GPUs, only devices it has are kept (`localhost:4,5,6,7` -> `localhost:0,1` on two GPUs: the
+    launcher refuses a slot the machine lacks), and None when that leaves a choice."""
     host, colon, slots = spec.rpartition(":")
     prefix = host + colon
     items = slots.split(",")
@@ -617,7 +619,15 @@ def first_devices(spec: str, count: int, machine: Optional[int] = None) -> Optio
         if devices != list(range(len(devices))) and count != machine:
             return None
         devices = list(range(count))
-    if len(items) == 1 and "-" in slots:
+    if machine is not None and any(device >= machine for device in devices[:count]):
+        present = [device for device in devices if device < machine]
+        if len(present) >= count:
+            devices = present
+        elif count == machine:
+            devices = list(range(count))
+        else:
+            return None
+    if len(items) == 1 and "-" in slots and devices[:count] == list(range(devices[0], devices[0] + count)):
         low = devices[0]
         return f"{prefix}{low}-{low + count - 1}" if count > 1 else f"{prefix}{low}"
     return prefix + ",".join(str(n) for n in devices[:count])
