@@ -103,10 +103,22 @@ class LauncherGpuCountMismatch(Rule):
             severity = Severity.WARNING
         gpus = "GPU" if stated.count == 1 else "GPUs"
         message = (f"the launcher states {stated.count} {gpus}, the machine has {ctx.num_gpus} (--num-gpus): "
-                   f"{consequence}; changing the count alone changes the global batch "
+                   f"{consequence}; {_batch_consequence(run)} "
                    f"(`trainlint estimate --num-gpus {ctx.num_gpus}` shows the port plan)")
         yield self.finding(run, message, severity=severity, at=stated.source,
                            fix=_keeping_the_global_batch(run, stated.count, ctx.num_gpus))
+
+
+def _batch_consequence(run: TrainingRun) -> str:
+    """What changing the count alone does to the global batch: certain only when the micro-batch and the
+    accumulation are both known, since an entry script may derive either from the world size
+    (`GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE // world_size`)."""
+    unknown = [knob for knob in (K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS)
+               if known_int(run, knob) is None]
+    if not unknown:
+        return "changing the count alone changes the global batch"
+    return (f"whether changing the count alone changes the global batch depends on {' and '.join(unknown)}, "
+            "not known statically (an entry script may derive it from the world size)")
 
 
 def _keeping_the_global_batch(run: TrainingRun, stated: int, gpus: int) -> Fix:

@@ -36,6 +36,12 @@ def by_precedence(settings: Sequence[Setting]) -> List[Setting]:
     return sorted(reversed(settings), key=lambda s: -PRECEDENCE[s.kind])
 
 
+def _as_written(knob_name: str, setting: Setting) -> str:
+    """The setting's name as the file spells it (`--max_length`), with the knob it stands for when that differs."""
+    spelled = (setting.written_as or "").lstrip("-")
+    return knob_name if not spelled or spelled == knob_name else f"{spelled} (read as {knob_name})"
+
+
 @dataclass
 class Candidates:
     """Every place that pins each knob, before choosing the winner. The order of `add` calls
@@ -48,7 +54,8 @@ class Candidates:
         coerced = coerce(knob_name, setting.value)
         if coerced.error and setting.origin is not None:
             self.diagnostics.append(Diagnostic(
-                "invalid-value", f"{knob_name} cannot take this value: {coerced.error}", setting.origin.path,
+                "invalid-value", f"{_as_written(knob_name, setting)} cannot take this value: {coerced.error}",
+                setting.origin.path,
                 setting.origin))
         if knob_name == K.EVAL_STRATEGY and isinstance(coerced.value, str):
             coerced = replace(coerced, value=coerced.value.lower().replace("intervalstrategy.", ""))
