@@ -1,6 +1,8 @@
 """Constructs met in an eighth round of public fine-tuning repositories, written here in our own words."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import write_tree
@@ -70,3 +72,40 @@ def test_an_invalid_value_is_named_by_the_flag_that_wrote_it(cli, tmp_path):
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache")
     (finding,) = [f for f in document["findings"] if f["code"] == "TL303"]
     assert finding["message"].startswith("max_length (read as max_seq_length) cannot take this value")
+
+
+_PREDICT_ONLY = '''from dataclasses import dataclass
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = "meta-llama/Llama-2-13b-hf"
+
+
+parser = transformers.HfArgumentParser((ModelArguments, transformers.Seq2SeqTrainingArguments))
+model_args, training_args = parser.parse_args_into_dataclasses()
+model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+trainer = transformers.Seq2SeqTrainer(model=model, args=training_args, train_dataset=None)
+{last}
+'''
+_ZERO_INFERENCE = ("torchrun --nproc_per_node 8 zero_inference.py --deepspeed ds.json --output_dir out "
+                   "--per_device_eval_batch_size 64 --per_device_train_batch_size 64 --model_max_length 8192\n")
+
+
+@pytest.mark.parametrize("last, trains", [
+    ("predictions = trainer.predict(dataset)", False),
+    ("trainer.train()", True),
+    ("run = trainer.train\nrun()", True),
+    ("trainer.predict(dataset)  # trainer.train() comes later", True),  # a mention is enough to make no claim
+])
+def test_a_script_that_builds_a_trainer_and_only_predicts_takes_no_training_step(cli, tmp_path, last, trains):
+    write_tree(tmp_path, {"zero_inference.py": _PREDICT_ONLY.format(last=last), "run.sh": _ZERO_INFERENCE,
+                          "ds.json": '{"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}'})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-40gb", "--num-gpus", "8")
+    (run,) = document["runs"]
+    memory = [f for f in document["findings"] if f["code"].startswith("TL1") and f["severity"] != "info"]
+    assert bool(memory) is trains
+    if not trains:
+        assert run["memory"] is None or "never calls its train()" in json.dumps(run)

@@ -20,11 +20,14 @@ def adapters_without_input_grads(facts: Optional[EntryFacts]) -> Optional[str]:
     wrapper = next((module.path for module in facts.modules if module.wraps_in_adapters), None)
     if wrapper is None or any(module.inputs_require_grad for module in facts.modules):
         return None
+    return wrapper if only_hf_trainers(facts) else None
+
+
+def only_hf_trainers(facts: EntryFacts) -> bool:
+    """The job builds a Trainer, and every one it builds is HF's own or a class the modules read define on it."""
     calls = facts.hf_trainer_calls()
     bases = _class_bases(facts)
-    if not calls or not all(_is_hf_trainer(call.callee.rsplit(".", 1)[-1], bases) for call in calls):
-        return None
-    return wrapper
+    return bool(calls) and all(_is_hf_trainer(call.callee.rsplit(".", 1)[-1], bases) for call in calls)
 
 
 def _class_bases(facts: EntryFacts) -> Dict[str, Tuple[str, ...]]:

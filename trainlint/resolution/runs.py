@@ -72,6 +72,7 @@ from trainlint.resolution.trains import (
     adapters_in_unread_code,
     forward_only_step,
     looks_like_training,
+    never_trains,
     prefix_tuning,
     training_switch,
 )
@@ -177,6 +178,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     _world(build, dirs)
     _environment(build)
     training_switch(build.facts, flags, build.candidates)
+    never_trains(build.facts, build.candidates)
     forward_only_step(build.facts, flags, build.candidates)
     prefix_tuning(build.facts, flags, build.candidates)
     adapters_in_unread_code(build.facts, flags, build.candidates)

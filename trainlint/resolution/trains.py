@@ -11,6 +11,7 @@ from trainlint.core import Setting, SourceKind, Unknown
 from trainlint.knobs import ARGS, K, coerce_as, knob, knob_for
 from trainlint.readers.facts import DEEPSPEED_ARGUMENTS_OWNER, DEEPSPEED_ENGINE_CALLEE, DO_TRAIN, LORA_CONFIG
 from trainlint.readers.source import display_path
+from trainlint.resolution.adapter_inputs import only_hf_trainers
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.entry_settings import Flags
 from trainlint.resolution.frameworks.memory_features import add_out_of_scope
@@ -60,6 +61,26 @@ def training_switch(facts: Optional[EntryFacts], flags: Flags, candidates: Candi
         reason = (f"{shown} trains only `if ...{DO_TRAIN}:` and this launch leaves {DO_TRAIN} off: it evaluates or "
                   "predicts, and takes no training step")
         add_out_of_scope(candidates, switch, reason)
+
+
+def never_trains(facts: Optional[EntryFacts], candidates: Candidates) -> None:
+    """A script that builds HF's Trainer and never starts its training (BELLE's `zero_inference.py` calls only
+    `trainer.predict`) takes no training step: the memory rules, which judge one, do not apply. Claimed only when
+    every module the job reaches was read, every trainer is HF's (TRL's PPOTrainer before 0.12 trains through
+    `step()`), and no module names a `train` method at all, nor has a loop of its own."""
+    if facts is None or facts.unread_call is not None or facts.own_loop_trainer is not None:
+        return
+    if not only_hf_trainers(facts) or any(module.mentions_train or module.calls_backward for module in facts.modules):
+        return
+    calls = [call for module in facts.modules for call in module.trainer_calls]
+    if len(calls) != len(facts.hf_trainer_calls()):
+        return  # a trainer of another kind beside HF's (a Lightning one, TRL's legacy PPOTrainer) trains its own way
+    if any(callee == DEEPSPEED_ENGINE_CALLEE for callee, _keyword in facts.other_keywords):
+        return
+    call = calls[0]
+    setting = Setting(True, SourceKind.DERIVED, call.origin, note=f"`{call.callee}(...)` with no train() call")
+    add_out_of_scope(candidates, setting, f"{display_path(call.origin.path)} builds `{call.callee}` and never calls "
+                                          "its train(): it predicts or evaluates, and takes no training step")
 
 
 def forward_only_step(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:

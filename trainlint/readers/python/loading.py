@@ -5,6 +5,7 @@ as diagnostics, never raised."""
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -82,11 +83,13 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
         tree = stdlib_tree(text)  # only text libcst parsed: nesting that could overflow the parser is screened out
     nodes = tree_nodes(tree) if _asks_of_tree(module, text) else None
     calls_backward = ".backward(" in text and _calls_backward(nodes)
+    mentions_train = _MENTIONS_TRAIN.search(text) is not None
     helpers = parser_helpers(nodes) if module.argparse_args else ()
     # A python-fire function is a parser the module builds itself.
     builds = any(arg.owner == FIRE_OWNER for arg in module.argparse_args) or (
         bool(module.argparse_args) and builds_parser(nodes))
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
+                     mentions_train=mentions_train,
                      parser_helpers=helpers, builds_parser=builds,
                      refuses_abbreviations=builds and refuses_abbreviations(nodes))
     if module.parse_known_args and known_args_rest_used(nodes):
@@ -106,6 +109,9 @@ def _asks_of_tree(module: PythonModule, text: str) -> bool:
     return ".backward(" in text or COPIED_LOOP in text or asks_about_adapters(text) or bool(
         module.argparse_args or module.parse_known_args or module.trainer_calls)
 
+
+# A `train` attribute or a lookup of one by name, wherever it is written (code, string or comment).
+_MENTIONS_TRAIN = re.compile(r"""\.\s*train\b|getattr\([^)]*["']train["']""")
 
 # Diagnostics of a file whose text was not parsed: the stdlib parser is not run on it either.
 _NOT_ANALYSED = ("syntax-error", "unanalysable-python")
