@@ -10,7 +10,6 @@ from typing import Iterable, Optional, Sequence
 from trainlint.core import Edit, Origin, Setting, Value
 from trainlint.fixers.edits import apply_edits
 from trainlint.readers.facts import Launch
-from trainlint.readers.shell.reader import ShellReader
 from trainlint.readers.source import SourceText
 
 
@@ -25,6 +24,10 @@ def value_after_edits(data: bytes, edits: Sequence[Edit], word: Origin) -> Optio
     except ValueError:
         return None
     start = word.start_byte + sum(_growth(edit) for edit in same_file if edit.origin.end_byte <= word.start_byte)
+    # Imported here: the shell reader (~15 ms) is otherwise loaded only to read a launcher, and a scan whose facts are
+    # all cached reads none.
+    from trainlint.readers.shell.reader import ShellReader
+
     try:
         script = ShellReader(SourceText(word.path, edited, edited.decode("utf-8", errors="replace"))).read()
     except RecursionError:  # nesting the first read survived but the edited text does not: no answer
