@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tests.conftest import write_tree
+from trainlint.checks._examples import TRAIN_PY
 
 # An alpaca-lora-style entry script: the accumulation is derived from the world size in code.
 _DERIVED_ACCUMULATION = '''import os
@@ -109,3 +110,18 @@ def test_a_script_that_builds_a_trainer_and_only_predicts_takes_no_training_step
     assert bool(memory) is trains
     if not trains:
         assert run["memory"] is None or "never calls its train()" in json.dumps(run)
+
+
+@pytest.mark.parametrize("named, read", [("../hostfile", False), ("hostfile", True), ("./hostfile", True)])
+def test_a_hostfile_is_read_from_where_the_launch_runs(cli, tmp_path, named, read):
+    # MGM-style: the entry path resolves only from the repository's root, so the launch runs there, and
+    # `../hostfile` names a file above the repository, not the root's `hostfile` seen from `scripts/`.
+    launcher = (f"#!/bin/bash\ndeepspeed --hostfile {named} \\\n    mgm/train/train_mem.py \\\n"
+                "    --deepspeed ./scripts/zero2.json --per_device_train_batch_size 4\n")
+    write_tree(tmp_path, {".git/HEAD": "ref: refs/heads/main\n", "hostfile": "node_0 slots=8\nnode_1 slots=8\n",
+                          "scripts/llama3/train/stage_1.sh": launcher, "scripts/zero2.json": "{}",
+                          "mgm/train/train_mem.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--num-gpus", "8")
+    (run,) = document["runs"]
+    assert (run["world_size"] == 16) is read
+    assert bool([f for f in document["findings"] if f["code"] == "TL112"]) is read

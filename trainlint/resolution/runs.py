@@ -109,6 +109,9 @@ class JobBuild:
     entry_ambiguous: bool = False
     # Whether a trainer of the entry script gets compute_metrics (entry_settings.compute_metrics).
     compute_metrics: Optional[bool] = None
+    # The folder the launch's relative entry path was found from, when only one holds it: the launch runs there, so
+    # what else the launcher reads relatively from where it runs (deepspeed's hostfile) is looked up there alone.
+    launch_folder: Optional[Path] = None
 
     @property
     def candidates(self) -> Candidates:
@@ -284,6 +287,10 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
         candidates = {safe_resolve(found) for found in (build.workspace.find(entry.value, [folder]) for folder in dirs)
                       if found is not None and build.workspace.inside(found)}
         build.entry_ambiguous = len(candidates) > 1
+    if located.path is not None and not located.held_elsewhere and not build.entry_ambiguous \
+            and not Path(entry.value).is_absolute() and not entry.value.startswith("~"):
+        build.launch_folder = next((folder for folder in dirs
+                                    if safe_resolve(folder / entry.value) == safe_resolve(located.path)), None)
     return located.path
 
 
@@ -316,7 +323,9 @@ def _hostfile(build: JobBuild, dirs: Sequence[Path]) -> Optional[HostFile]:
     named = option_value(build.launch.launcher_args, "hostfile")
     if named is None or not isinstance(named.value, str):
         return None
-    path = build.workspace.find(named.value, dirs)
+    # Read from where the launch runs: the folder its entry path was found from, when that is known (MGM's
+    # `deepspeed --hostfile ../hostfile mgm/train/train_mem.py`, run from the repository, names a file above it).
+    path = build.workspace.find(named.value, [build.launch_folder] if build.launch_folder is not None else dirs)
     return build.workspace.hostfile(path) if path is not None else None
 
 
