@@ -36,6 +36,12 @@ not used), and `vision_trained` (`true` when the recipe trains the vision encode
 so its activations are kept for the backward pass; the job passes `--tune_vision True` unless the row's
 `extra` says otherwise).
 
+A row that gives no transformers version and no recipe pin still bounds it: the reporter ran a release
+published by the day of the report, or a build of the main branch, which holds no feature of a release later than
+the next one. The job's requirements.txt then says `transformers<R` for R the second minor release after the
+`reported` date (data/transformers_releases.csv, the first upload of each release on PyPI), a bound trainlint reads
+as any repository's; a feature that came with R or later (SDPA by default, 4.36) was not there.
+
 A `freeze` row (only some layers train, chosen in code) gets an entry script that freezes every other
 parameter in a loop over `named_parameters()`, as freeze scripts do. A row whose `extra` names a preference `stage`
 (`dpo`, `orpo`, `kto`, `rm`) and is not LLaMA-Factory's runs TRL's trainer for it (no `ref_model` passed).
@@ -63,6 +69,7 @@ from trainlint.memory import find_gpu  # noqa: E402
 
 DEFAULT_CSV = Path(__file__).resolve().parent / "oom_reports.csv"
 DEFAULT_RECIPES = Path(__file__).resolve().parent / "recipes.csv"
+RELEASES = Path(__file__).resolve().parent / "data" / "transformers_releases.csv"
 
 REQUIRED_COLUMNS = (
     "id", "url", "repository", "model", "model_params_b", "tuning", "vision_tower", "gpu", "gpu_memory_gib",
@@ -387,6 +394,14 @@ def _is_llamafactory(row: Dict[str, str]) -> bool:
     return row["repository"].lower() == "hiyouga/llama-factory"
 
 
+def release_bound(reported: str, path: Path = RELEASES) -> Optional[str]:
+    """The second transformers minor release after the day `reported` (YYYY-MM-DD): no installation of that day,
+    a main-branch build included, has a feature of it or of a later one. None when it was not yet released."""
+    with path.open(newline="") as handle:
+        later = [row["version"] for row in csv.DictReader(handle) if row["released"] > reported]
+    return later[1] if len(later) > 1 else None
+
+
 def write_job(row: Dict[str, str], folder: Path) -> Path:
     """Write the row's launcher, entry script (or recipe) and DeepSpeed config; returns the launcher."""
     if _uses_deepspeed(row):
@@ -394,6 +409,10 @@ def write_job(row: Dict[str, str], folder: Path) -> Path:
     version = row["transformers_version"]
     if version and version[0].isdigit():
         (folder / "requirements.txt").write_text(f"transformers=={version}\n")
+    elif not version and row.get("reported"):
+        bound = release_bound(row["reported"])
+        if bound is not None:
+            (folder / "requirements.txt").write_text(f"transformers<{bound}\n")
     launcher = folder / "finetune.sh"
     if _is_llamafactory(row):
         gpus = _int(row["num_gpus"])

@@ -84,6 +84,22 @@ def test_a_zero3_offload_row_writes_both_offloads(tmp_path):
     assert "--max_slice_nums 1" in (tmp_path / "finetune.sh").read_text()
 
 
+@pytest.mark.parametrize("reported, bound", [
+    ("2023-07-21", "4.33.0"),  # 4.31 out, 4.32 next: a main-branch build of that day holds 4.32's features at most
+    ("2023-12-01", "4.37.0"),  # the SDPA default (4.36) may already be on main
+    ("2023-12-11", "4.38.0"),  # the day 4.36 is released counts as before it
+    ("2099-01-01", None),
+])
+def test_a_report_date_bounds_the_transformers_release(reported, bound):
+    assert oom_score.release_bound(reported) == bound
+
+
+def test_a_dated_row_without_a_version_writes_its_bound(tmp_path):
+    row = next(r for r in ROWS if r["id"] == "openinstruct-25-llama7b-4xa100-80-b2")
+    oom_score.write_job(oom_score.with_recipe(row, RECIPES), tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == "transformers<4.33.0\n"
+
+
 def test_scorer_returns_one_verdict_per_row():
     chosen = [ROWS[0], next(r for r in ROWS if r["outcome"] == "fits"),
               next(r for r in ROWS if r["repository"] == "hiyouga/LLaMA-Factory")]

@@ -85,7 +85,7 @@ def test_a_range_whose_upper_bound_predates_sdpa_decides_eager_attention(tmp_pat
     _job(tmp_path, "requirements.txt", text)
     note = _attention_note(tmp_path)
     # The note names the requirement that decided it, at its version token.
-    assert f"eager, the default of every transformers `{text.strip()}` (" in note
+    assert f"eager, the default of every release `{text.strip()}` (" in note
     ceiling = read_ceiling(tmp_path / "requirements.txt", "transformers")
     origin = ceiling.setting.origin
     assert text[origin.column - 1:origin.end_column - 1] == token
@@ -110,5 +110,5 @@ def test_a_published_repository_layout_with_a_compatible_release_range():
     folder = Path(__file__).parent / "samples" / "versions" / "compatible_release"
     [estimate] = lint([folder], make_target(gpu="a100-80gb", num_gpus=4)).estimates.values()
     note = next(note for note in estimate.assumptions if "attention" in note)
-    assert "eager, the default of every transformers `transformers~=4.33.0`" in note
+    assert "eager, the default of every release `transformers~=4.33.0`" in note
     assert "requirements.txt:4:" in note

@@ -539,7 +539,7 @@ def _predates(run: TrainingRun, release: str) -> Optional[str]:
     ceiling = run.facts.transformers_ceiling
     if ceiling is not None and ceiling.below(release):
         where = f" ({ceiling.setting.origin})" if ceiling.setting.origin is not None else ""
-        return f"every transformers `{ceiling.setting.text}`{where} admits"
+        return f"every release `{ceiling.setting.text}`{where} admits"
     return None
 
 
