@@ -20,7 +20,7 @@ from trainlint.readers.facts import (
     StepGate,
     TrainerCall,
 )
-from trainlint.readers.source import display_path, safe_resolve
+from trainlint.readers.source import display_path, remembered, safe_resolve
 from trainlint.resolution.workspace import Workspace, held_elsewhere
 
 MAX_DEPTH = 3
@@ -319,7 +319,13 @@ def local_imports(module: PythonModule, path: Path, workspace: Workspace, roots:
 
 def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFacts:
     """Read the entry script and, breadth first, the local modules it imports (within the repository)
-    that define what it needs."""
+    that define what it needs. Worked out once per scan for each entry and folders: InternVL's 291 launches run
+    a few dozen scripts. The facts are shared, so no caller changes them."""
+    key = (id(workspace), str(entry), tuple(str(root) for root in roots))
+    return remembered("entry-facts", key, lambda: _collect(entry, workspace, roots))
+
+
+def _collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFacts:
     facts = EntryFacts(entry)
     seen = {safe_resolve(entry)}
     frontier = [entry]
