@@ -2,7 +2,7 @@
 the training step need, and how a verdict names the GPU."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 from trainlint.checks._conditions import known_int
 from trainlint.checks.base import CheckContext
@@ -130,14 +130,21 @@ def training_estimate(run: TrainingRun, gpu: Gpu, **overrides: Value) -> JobMemo
     """The per-GPU peak of a training step, with `overrides` in place of the run's values. Sharded over
     a GPU count the launch does not state, the states are judged at ANY_WORLD: the least any count gives;
     sharded by a config that cannot be read, at LEAST_SHARDING (and ANY_WORLD when the count is unknown too)."""
-    floor: dict = {}
+    return estimate(run, gpu, {**training_step(run), **overrides})
+
+
+def training_step(run: TrainingRun) -> Dict[str, Value]:
+    """The overrides that make an estimate the training step's as the verdicts judge it: no evaluation, and the
+    states at the least an unknown count or config leaves on a GPU (training_estimate). The batch and the length
+    that fit are searched under the same overrides, so that a verdict and the change it names agree."""
+    floor: Dict[str, Value] = dict(_TRAINING_STEP)
     if sharding_unknown(run):
         floor.update(LEAST_SHARDING)
         if known_int(run, K.WORLD_SIZE) is None:
             floor[K.WORLD_SIZE] = ANY_WORLD
     elif world_unknown_under_sharding(run):
         floor[K.WORLD_SIZE] = ANY_WORLD
-    return estimate(run, gpu, {**_TRAINING_STEP, **floor, **overrides})
+    return floor
 
 
 def eval_excess_gib(run: TrainingRun, gpu: Gpu) -> Optional[float]:
@@ -155,7 +162,7 @@ def eval_excess_gib(run: TrainingRun, gpu: Gpu) -> Optional[float]:
 
 def fitting_batch(run: TrainingRun, gpu: Gpu, below: int) -> Optional[int]:
     """The largest micro-batch up to `below` whose training step fits, or None."""
-    found = largest_fitting_batch(run, gpu, max_batch=below, overrides=_TRAINING_STEP)
+    found = largest_fitting_batch(run, gpu, max_batch=below, overrides=training_step(run))
     return found if found is not None and found <= below else None
 
 
@@ -217,7 +224,7 @@ def verdict_severity(ctx: CheckContext, severity: Severity, run: TrainingRun) ->
 def fitting_length(run: TrainingRun, gpu: Gpu, batch: int, limit: int) -> Optional[int]:
     """The longest sequence (a multiple of 256 where possible) below `limit` at which a micro-batch of
     `batch` fits its training step, or None when not even the shortest proposed length does."""
-    return longest_fitting_sequence(run, gpu, batch, limit, overrides=_TRAINING_STEP)
+    return longest_fitting_sequence(run, gpu, batch, limit, overrides=training_step(run))
 
 
 # How a data-dependent verdict says so (with the longest row that fits).
