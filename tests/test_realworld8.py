@@ -125,3 +125,42 @@ def test_a_hostfile_is_read_from_where_the_launch_runs(cli, tmp_path, named, rea
     (run,) = document["runs"]
     assert (run["world_size"] == 16) is read
     assert bool([f for f in document["findings"] if f["code"] == "TL112"]) is read
+
+
+_SEQUENCE_PARALLEL_ENTRY = '''from dataclasses import dataclass, field
+
+import transformers
+
+
+@dataclass
+class DataTrainingArguments:
+    sequence_parallel_degree: int = field(default=1, metadata={"help": "Sequence parallelism degree."})
+    max_seq_length: int = 8192
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = "Qwen/Qwen2.5-7B-Instruct"
+
+
+parser = transformers.HfArgumentParser((ModelArguments, DataTrainingArguments, transformers.TrainingArguments))
+model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+trainer = transformers.Trainer(args=training_args)
+trainer.train()
+'''
+
+
+@pytest.mark.parametrize("degree", [1, 4])
+def test_the_scripts_own_sequence_parallel_degree_splits_each_sequence(cli, tmp_path, degree):
+    # Eagle 2.5-style: the length is that of a whole sequence-parallel group, each GPU holding a quarter of it.
+    launcher = ("torchrun --nproc_per_node 8 finetune.py --deepspeed zero3.json --bf16 True --output_dir out "
+                f"--per_device_train_batch_size 1 --max_seq_length 65536 --sequence_parallel_degree {degree} "
+                "--gradient_checkpointing True\n")
+    write_tree(tmp_path, {"finetune.py": _SEQUENCE_PARALLEL_ENTRY, "train.sh": launcher,
+                          "zero3.json": '{"zero_optimization": {"stage": 3}}'})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb", "--num-gpus", "8")
+    (run,) = document["runs"]
+    logits = run["memory"]["breakdown"]["logits"]
+    single = 65536 * 152064 * 12 / 2**30  # §8: 12 bytes per logit of the whole sequence on one GPU
+    assert logits == pytest.approx(single / degree, rel=0.05)
+    assert (run["settings"].get("sequence_parallel_degree") is not None) is (degree > 1)

@@ -73,6 +73,7 @@ from trainlint.resolution.trains import (
     forward_only_step,
     looks_like_training,
     never_trains,
+    own_sequence_parallel,
     prefix_tuning,
     training_switch,
 )
@@ -184,6 +185,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     never_trains(build.facts, build.candidates)
     forward_only_step(build.facts, flags, build.candidates)
     prefix_tuning(build.facts, flags, build.candidates)
+    own_sequence_parallel(build.facts, flags, build.candidates)
     adapters_in_unread_code(build.facts, flags, build.candidates)
     megatron.apply(flags, build.candidates)
     command = openrlhf.command_of(entry_name, launch.entry_is_module)

@@ -1,7 +1,7 @@
 """Whether a launch trains, and what: a script that shows training (a Trainer, a DeepSpeed training engine, a
 `.backward()` of its own) or a launch that passes training flags; a script that trains only when asked
-(`if training_args.do_train:`); P-Tuning v2, which trains a prefix over a frozen base model; LoRA adapters built in
-code trainlint has not read."""
+(`if training_args.do_train:`) or never (it only predicts); P-Tuning v2, which trains a prefix over a frozen base
+model; LoRA adapters built in code trainlint has not read; sequences split over GPUs by the script's own argument."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -14,7 +14,7 @@ from trainlint.readers.source import display_path
 from trainlint.resolution.adapter_inputs import only_hf_trainers
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.entry_settings import Flags
-from trainlint.resolution.frameworks.memory_features import add_out_of_scope
+from trainlint.resolution.frameworks.memory_features import SEQUENCE_PARALLEL, add_degree, add_out_of_scope
 from trainlint.resolution.freezing import FROZEN_IN_CODE
 from trainlint.resolution.precedence import Candidates
 
@@ -107,6 +107,25 @@ def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
                                                      note=f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code "
                                                           "freezes the base model and trains a prefix encoder"))
+
+
+# A script's own arguments for splitting each sequence over GPUs (Eagle 2.5's `sequence_parallel_degree`,
+# open-instruct's `sequence_parallel_size`): Ulysses or ring attention, each GPU holding 1/n of every sequence.
+OWN_SEQUENCE_PARALLEL_ARGUMENTS = ("sequence_parallel_degree", "sequence_parallel_size", "context_parallel_size")
+
+
+def own_sequence_parallel(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
+    """A degree above 1 of the script's own sequence-parallel argument splits each sequence's activations and logits
+    over that many GPUs. How the script splits them is its own code; counting the split is the lower side, which
+    cannot raise a false alarm (frameworks that name the same argument read it themselves)."""
+    if facts is None or candidates.winner(SEQUENCE_PARALLEL) is not None:
+        return
+    for name in OWN_SEQUENCE_PARALLEL_ARGUMENTS:
+        if _defines(facts, name):
+            setting = _argument(facts, flags, name)
+            if setting is not None:
+                add_degree(candidates, SEQUENCE_PARALLEL, {name: setting}, (name,))
+            return
 
 
 def adapters_in_unread_code(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
