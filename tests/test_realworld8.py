@@ -100,6 +100,7 @@ _ZERO_INFERENCE = ("torchrun --nproc_per_node 8 zero_inference.py --deepspeed ds
     ("trainer.train()", True),
     ("run = trainer.train\nrun()", True),
     ("trainer.predict(dataset)  # trainer.train() comes later", True),  # a mention is enough to make no claim
+    ("run_with(trainer)", True),  # handed to code that may train it: no claim
 ])
 def test_a_script_that_builds_a_trainer_and_only_predicts_takes_no_training_step(cli, tmp_path, last, trains):
     write_tree(tmp_path, {"zero_inference.py": _PREDICT_ONLY.format(last=last), "run.sh": _ZERO_INFERENCE,

@@ -311,6 +311,9 @@ class PythonModule:
     # The text names a `train` method anywhere (`trainer.train()`, `fn = trainer.train`, `getattr(t, "train")`, even
     # `model.train()` or a comment): False only for a module that certainly never starts a Trainer's training.
     mentions_train: bool = False
+    # The text calls a `predict(...)` or `evaluate(...)` method: what a script that builds a Trainer and never trains
+    # uses it for.
+    calls_predict: bool = False
     parse_known_args: bool = False
     # The arguments parse_known_args leaves over are bound to a name the module reads again: the script
     # handles unknown flags itself (applies them to a config, hands them on), so they are not simply dropped.

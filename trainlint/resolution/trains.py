@@ -67,11 +67,14 @@ def never_trains(facts: Optional[EntryFacts], candidates: Candidates) -> None:
     """A script that builds HF's Trainer and never starts its training (BELLE's `zero_inference.py` calls only
     `trainer.predict`) takes no training step: the memory rules, which judge one, do not apply. Claimed only when
     every module the job reaches was read, every trainer is HF's (TRL's PPOTrainer before 0.12 trains through
-    `step()`), and no module names a `train` method at all, nor has a loop of its own."""
+    `step()`), a module calls `predict(...)` or `evaluate(...)`, and no module names a `train` method at all, nor has
+    a loop of its own."""
     if facts is None or facts.unread_call is not None or facts.own_loop_trainer is not None:
         return
     if not only_hf_trainers(facts) or any(module.mentions_train or module.calls_backward for module in facts.modules):
         return
+    if not any(module.calls_predict for module in facts.modules):
+        return  # no sign of what the Trainer is for: it may be handed to code that trains it
     calls = [call for module in facts.modules for call in module.trainer_calls]
     if len(calls) != len(facts.hf_trainer_calls()):
         return  # a trainer of another kind beside HF's (a Lightning one, TRL's legacy PPOTrainer) trains its own way

@@ -84,12 +84,13 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     nodes = tree_nodes(tree) if _asks_of_tree(module, text) else None
     calls_backward = ".backward(" in text and _calls_backward(nodes)
     mentions_train = _MENTIONS_TRAIN.search(text) is not None
+    calls_predict = _CALLS_PREDICT.search(text) is not None
     helpers = parser_helpers(nodes) if module.argparse_args else ()
     # A python-fire function is a parser the module builds itself.
     builds = any(arg.owner == FIRE_OWNER for arg in module.argparse_args) or (
         bool(module.argparse_args) and builds_parser(nodes))
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
-                     mentions_train=mentions_train,
+                     mentions_train=mentions_train, calls_predict=calls_predict,
                      parser_helpers=helpers, builds_parser=builds,
                      refuses_abbreviations=builds and refuses_abbreviations(nodes))
     if module.parse_known_args and known_args_rest_used(nodes):
@@ -112,6 +113,7 @@ def _asks_of_tree(module: PythonModule, text: str) -> bool:
 
 # A `train` attribute or a lookup of one by name, wherever it is written (code, string or comment).
 _MENTIONS_TRAIN = re.compile(r"""\.\s*train\b|getattr\([^)]*["']train["']""")
+_CALLS_PREDICT = re.compile(r"\.\s*(?:predict|evaluate)\s*\(")
 
 # Diagnostics of a file whose text was not parsed: the stdlib parser is not run on it either.
 _NOT_ANALYSED = ("syntax-error", "unanalysable-python")
