@@ -52,3 +52,8 @@ def test_the_length_a_floor_verdict_names_is_searched_at_that_floor(tmp_path):
     assert fits is not None
     assert training_estimate(run, gpu, **{K.MAX_SEQ_LENGTH: fits}).fits
     assert not training_estimate(run, gpu, **{K.MAX_SEQ_LENGTH: fits + 256}).fits
+    # The changes the verdict names are judged from the same floor: each fitting one fits there.
+    from trainlint.checks._memory import training_step
+    from trainlint.memory.suggest import suggestions
+    named = [s for s in suggestions(run, gpu, base=training_step(run)) if s.estimate.fits]
+    assert named and all(training_estimate(run, gpu, **s.overrides).peak_gib == s.estimate.peak_gib for s in named)

@@ -12,6 +12,7 @@ from trainlint.checks._memory import (
     on_gpu,
     over_capacity,
     training_estimate,
+    training_step,
     verdict_severity,
 )
 from trainlint.checks.base import CheckContext, Example, Rule
@@ -145,9 +146,10 @@ def largest_terms(current: JobMemoryEstimate) -> str:
 
 
 def fitting_remedies(run: TrainingRun, ctx: CheckContext) -> str:
-    """The first few suggested changes after which the job fits, each with its estimated peak."""
+    """The first few suggested changes after which the job fits, each with its estimated peak, judged from the
+    same floor as the verdict."""
     fitting: List[str] = []
-    for suggestion in suggestions(run, ctx.gpu):
+    for suggestion in suggestions(run, ctx.gpu, base=training_step(run)):
         if suggestion.estimate.peak_gib <= suggestion.estimate.capacity_gib:
             fitting.append(f"{suggestion.description} ({suggestion.estimate.peak_gib:.1f} GiB)")
         if len(fitting) == _NAMED_REMEDIES:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping
+from typing import Dict, List, Mapping, Optional
 
 from trainlint.core import MemoryEstimate, TrainingRun, Value
 from trainlint.knobs import K
@@ -32,17 +32,20 @@ class Suggestion:
     preserves_training: bool = True
 
 
-def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggestion]:
+def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8,
+                base: Optional[Mapping[str, Value]] = None) -> List[Suggestion]:
     """'What would make it fit': each change with its knob overrides and new estimate, the ones that
-    fit first (training-preserving before the rest), then by peak."""
-    current = estimate(run, gpu)
+    fit first (training-preserving before the rest), then by peak. `base`: overrides every estimate here starts
+    from (a verdict's floor: the least an unknown config or GPU count leaves on a GPU)."""
+    base = dict(base or {})
+    current = estimate(run, gpu, base)
     if not current.model or out_of_scope(run):
         return []  # no model, or a figure the model does not stand behind: nothing to propose on it
     knobs = KnobReader(run, None)
     out: List[Suggestion] = []
 
     def add(description: str, overrides: Dict[str, Value], preserves: bool) -> None:
-        new = estimate(run, gpu, overrides)
+        new = estimate(run, gpu, {**base, **overrides})
         if new.peak_gib < current.peak_gib - SMALLEST_USEFUL_SAVING_GIB:
             out.append(Suggestion(description, dict(overrides), new, preserves))
 
@@ -50,7 +53,7 @@ def suggestions(run: TrainingRun, gpu: Gpu, max_items: int = 8) -> List[Suggesti
     batch = knobs.int(K.PER_DEVICE_TRAIN_BATCH_SIZE)
     accum = knobs.int(K.GRADIENT_ACCUMULATION_STEPS) or 1
     if batch and batch > 1:
-        fitting = largest_fitting_batch(run, gpu, max_batch=batch - 1) or 1
+        fitting = largest_fitting_batch(run, gpu, max_batch=batch - 1, overrides=base) or 1
         split = split_keeping_product(batch * accum, min(fitting, batch - 1))
         add(f"per-device batch {batch} -> {split.micro_batch} with gradient accumulation {accum} -> "
             f"{split.accumulation} (same effective batch)",
