@@ -748,3 +748,6 @@ HF_VERSIONED_FIELDS = {
     "evaluation_strategy": (None, "4.51"),
     "eval_strategy": ("4.41", None),
 }
+# The same field under its old and its new name (renamed in 4.41, the old name kept as an alias until 4.51): a
+# version that lacks one spelling takes the other, with the same values.
+HF_FIELD_RESPELLINGS = {"evaluation_strategy": "eval_strategy", "eval_strategy": "evaluation_strategy"}

@@ -4,8 +4,18 @@ from typing import Iterable, Optional
 
 from trainlint.checks._examples import TRAIN_PY
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Finding, Related, Setting, Severity, TrainingRun, parsed_release
-from trainlint.knobs import HF_VERSIONED_FIELDS
+from trainlint.core import (
+    Applicability,
+    Edit,
+    Finding,
+    Fix,
+    Related,
+    Setting,
+    Severity,
+    TrainingRun,
+    parsed_release,
+)
+from trainlint.knobs import HF_FIELD_RESPELLINGS, HF_VERSIONED_FIELDS
 
 _LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 {flag}\n"
 _PINNED = "transformers==4.51.2\ntorch==2.3.0\n"
@@ -84,7 +94,9 @@ class UnknownTrainingArgument(Rule):
     ```
 
     ## Fix safety
-    No fix: whether the flag is misspelled, obsolete or meant for another script needs a person.
+    A flag the pinned transformers knows under its other name (`--evaluation_strategy` from 4.51 on, `--eval_strategy`
+    before 4.41) is respelled: the same field, the same values. Safe. Otherwise no fix: whether the flag is
+    misspelled, obsolete or meant for another script needs a person.
     """
 
     code = "TL305"
@@ -95,9 +107,10 @@ class UnknownTrainingArgument(Rule):
         Example("a misspelled flag", {"finetune.sh": _LAUNCHER.format(flag="--gradient_checkpoint True"),
                                       "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True,
                 at="finetune.sh:1:65"),
-        Example("a removed HF flag with a recent transformers pinned",
+        Example("a removed HF flag with a recent transformers pinned: respelled",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"), "requirements.txt": _PINNED,
-                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True, at="finetune.sh:1:65"),
+                 "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, True, at="finetune.sh:1:65",
+                fixed={"finetune.sh": _LAUNCHER.format(flag="--eval_strategy no")}),
         Example("a removed HF flag when no version is pinned",
                 {"finetune.sh": _LAUNCHER.format(flag="--evaluation_strategy no"),
                  "train.py": TRAIN_PY.replace("{eval_dataset}", "None")}, False),
@@ -149,14 +162,17 @@ class UnknownTrainingArgument(Rule):
         spelled = {written for written, _option in run.facts.flag_spellings}
         would_abbreviate = dict(run.facts.refused_prefixes)
         misspelled = dict(run.facts.misspelled_options)
+        given = {flag.replace("-", "_") for flag, _word in run.facts.flags}
         for name, word in run.facts.flags:
             normalized = name.replace("-", "_")
             fire = run.facts.fire_command
+            fix: Optional[Fix] = None
             if normalized in HF_VERSIONED_FIELDS and normalized not in run.facts.own_flags and not fire:
                 problem = _version_problem(normalized, pin)
                 if problem is None:
                     continue
                 refused, related = f"`--{name}` {problem}", pinned_here
+                fix = _respelled(name, word, given, pin)
             elif name in misspelled:
                 refused, related = (f"`--{name}` is not an argument of the entry script's parser: argparse takes "
                                     f"`--{misspelled[name]}` only as written"), ()
@@ -178,7 +194,19 @@ class UnknownTrainingArgument(Rule):
                                         f"script drops them, so it has no effect", origin=word.origin,
                                    severity=Severity.WARNING, related=related)
             else:
-                yield self.finding(run, f"{refused}; the job stops at start-up", origin=word.origin, related=related)
+                yield self.finding(run, f"{refused}; the job stops at start-up", origin=word.origin, related=related,
+                                   fix=fix)
+
+
+def _respelled(name: str, word: Setting, given: set, pin: Optional[Setting]) -> Optional[Fix]:
+    """The flag written under the field's other name, when the launch writes it as a plain word (not through a
+    variable, not `--flag=value`) and does not give that name too."""
+    other = HF_FIELD_RESPELLINGS.get(name.replace("-", "_"))
+    if other is None or other in given or word.origin is None or word.text != f"--{name}" or pin is None:
+        return None
+    spelled = other.replace("_", "-") if "-" in name else other
+    return Fix(Applicability.SAFE, f"write `--{spelled}`, the name the pinned transformers {pin.value} gives the field",
+               edits=(Edit(word.origin, f"--{spelled}"),))
 
 
 def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
