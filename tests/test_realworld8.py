@@ -165,3 +165,16 @@ def test_the_scripts_own_sequence_parallel_degree_splits_each_sequence(cli, tmp_
     single = 65536 * 152064 * 12 / 2**30  # §8: 12 bytes per logit of the whole sequence on one GPU
     assert logits == pytest.approx(single / degree, rel=0.05)
     assert (run["settings"].get("sequence_parallel_degree") is not None) is (degree > 1)
+
+
+def test_a_predict_only_job_ported_to_fewer_gpus_changes_only_its_count(cli, tmp_path):
+    # No training step, so no global batch to keep: the accumulation is left as it is.
+    write_tree(tmp_path, {"zero_inference.py": _PREDICT_ONLY.format(last="predictions = trainer.predict(dataset)"),
+                          "run.sh": _ZERO_INFERENCE,
+                          "ds.json": '{"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}'})
+    code, _out, _err = cli.run(tmp_path, "fix", "--isolated", "--num-gpus", "2",
+                              "--preserve-effective-batch", ".")
+    assert code == 0
+    launcher = (tmp_path / "run.sh").read_text()
+    assert launcher.startswith("torchrun --nproc_per_node 2 zero_inference.py")
+    assert "gradient_accumulation_steps" not in launcher

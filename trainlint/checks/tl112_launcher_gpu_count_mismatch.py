@@ -8,7 +8,7 @@ from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import DISTRIBUTED_LAUNCHERS, Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
 from trainlint.knobs import K
 from trainlint.memory.plans import LauncherCount, launcher_gpu_count
-from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES
+from trainlint.resolution.frameworks.memory_features import NO_TRAINING_STEP, NON_GPU_DEVICES
 
 
 class LauncherGpuCountMismatch(Rule):
@@ -112,7 +112,10 @@ class LauncherGpuCountMismatch(Rule):
 def _batch_consequence(run: TrainingRun) -> str:
     """What changing the count alone does to the global batch: certain only when the micro-batch and the
     accumulation are both known, since an entry script may derive either from the world size
-    (`GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE // world_size`)."""
+    (`GRADIENT_ACCUMULATION_STEPS = BATCH_SIZE // MICRO_BATCH_SIZE // world_size`); nothing, for a launch that
+    takes no training step."""
+    if run.known(NO_TRAINING_STEP) is True:
+        return "the launch takes no training step, so the count alone may change"
     unknown = [knob for knob in (K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS)
                if known_int(run, knob) is None]
     if not unknown:
@@ -126,6 +129,9 @@ def _keeping_the_global_batch(run: TrainingRun, stated: int, gpus: int) -> Fix:
     or, on more GPUs, the micro-batch shrunk when accumulation cannot absorb the factor. When neither keeps the
     global batch exactly (or a factor is not known), the count alone, which changes the global batch: unsafe."""
     world = KnobChange(K.WORLD_SIZE, stated, gpus)
+    if run.known(NO_TRAINING_STEP) is True:
+        return Fix(Applicability.SAFE, f"set the GPU count to {gpus} (the launch takes no training step: no global "
+                                       f"batch to keep)", (world,))
     accumulation = known_int(run, K.GRADIENT_ACCUMULATION_STEPS)
     if accumulation is not None and (accumulation * stated) % gpus == 0:
         return Fix(Applicability.SAFE, f"set the GPU count to {gpus} and scale gradient accumulation to keep the "

@@ -6,6 +6,7 @@ from typing import Optional, Tuple
 
 from trainlint.core import TrainingRun, Unknown, Value
 from trainlint.knobs import K
+from trainlint.resolution.frameworks.memory_features import NO_TRAINING_STEP
 
 BATCH_FACTORS = (K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_STEPS, K.WORLD_SIZE)
 
@@ -34,7 +35,9 @@ def _factor(run: TrainingRun, knob: str) -> Tuple[Optional[int], str]:
 
 def effective_batch(run: TrainingRun) -> Value:
     """per-device batch × accumulation × world size (× the entry script's data multiplier), or
-    Unknown saying which factor is missing."""
+    Unknown saying which factor is missing; Unknown for a launch that takes no training step, which has none."""
+    if run.known(NO_TRAINING_STEP) is True:
+        return Unknown("the launch takes no training step")
     product = 1
     for knob in BATCH_FACTORS:
         count, reason = _factor(run, knob)

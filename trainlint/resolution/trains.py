@@ -14,7 +14,12 @@ from trainlint.readers.source import display_path
 from trainlint.resolution.adapter_inputs import only_hf_trainers
 from trainlint.resolution.entry import EntryFacts
 from trainlint.resolution.entry_settings import Flags
-from trainlint.resolution.frameworks.memory_features import SEQUENCE_PARALLEL, add_degree, add_out_of_scope
+from trainlint.resolution.frameworks.memory_features import (
+    SEQUENCE_PARALLEL,
+    add_degree,
+    add_no_training_step,
+    add_out_of_scope,
+)
 from trainlint.resolution.freezing import FROZEN_IN_CODE
 from trainlint.resolution.precedence import Candidates
 
@@ -60,7 +65,7 @@ def training_switch(facts: Optional[EntryFacts], flags: Flags, candidates: Candi
         shown = display_path(facts.path)
         reason = (f"{shown} trains only `if ...{DO_TRAIN}:` and this launch leaves {DO_TRAIN} off: it evaluates or "
                   "predicts, and takes no training step")
-        add_out_of_scope(candidates, switch, reason)
+        add_no_training_step(candidates, switch, reason)
 
 
 def never_trains(facts: Optional[EntryFacts], candidates: Candidates) -> None:
@@ -82,8 +87,9 @@ def never_trains(facts: Optional[EntryFacts], candidates: Candidates) -> None:
         return
     call = calls[0]
     setting = Setting(True, SourceKind.DERIVED, call.origin, note=f"`{call.callee}(...)` with no train() call")
-    add_out_of_scope(candidates, setting, f"{display_path(call.origin.path)} builds `{call.callee}` and never calls "
-                                          "its train(): it predicts or evaluates, and takes no training step")
+    reason = (f"{display_path(call.origin.path)} builds `{call.callee}` and never calls its train(): it predicts or "
+              "evaluates, and takes no training step")
+    add_no_training_step(candidates, setting, reason)
 
 
 def forward_only_step(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:

@@ -22,6 +22,8 @@ ACTIVATION_OFFLOAD = "activation_offloading"
 TEXT_ONLY_BATCHES = "text_only_batches"
 TILED_MLP = "tiled_mlp"
 MODEL_PARALLEL = "model_parallel_degree"
+# The launch takes no training step: a script that trains only when asked and is not asked, or only predicts.
+NO_TRAINING_STEP = "no_training_step"
 # Preference training: the sequences one sample puts in the batch (2: its chosen and its rejected answer, which
 # the trainer concatenates into one forward), and a frozen reference copy of the model's weights.
 PAIRED_SEQUENCES = "sequences_per_sample"
@@ -72,6 +74,14 @@ def add_degree(candidates: Candidates, knob: str, written: Mapping[str, Setting]
 
 def add_count(candidates: Candidates, knob: str, count: int, setting: Setting, note: str) -> None:
     candidates.add(knob, replace(setting, value=count, kind=SourceKind.DERIVED, origin=None, via=(setting,), note=note))
+
+
+def add_no_training_step(candidates: Candidates, setting: Setting, reason: str) -> None:
+    """The launch takes no training step (it only predicts or evaluates): out of the memory model's scope, and no
+    global batch to keep when its GPU count changes."""
+    add_out_of_scope(candidates, setting, reason)
+    candidates.add(NO_TRAINING_STEP, replace(setting, value=True, kind=SourceKind.DERIVED, origin=None, via=(setting,),
+                                             note=reason))
 
 
 def add_out_of_scope(candidates: Candidates, setting: Setting, reason: str) -> None:
