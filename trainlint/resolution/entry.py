@@ -321,7 +321,7 @@ def collect(entry: Path, workspace: Workspace, roots: Sequence[Path]) -> EntryFa
     """Read the entry script and, breadth first, the local modules it imports (within the repository)
     that define what it needs. Worked out once per scan for each entry and folders: InternVL's 291 launches run
     a few dozen scripts. The facts are shared, so no caller changes them."""
-    key = (id(workspace), str(entry), tuple(str(root) for root in roots))
+    key = (workspace, str(entry), tuple(str(root) for root in roots))  # the workspace itself: no id is reused
     return remembered("entry-facts", key, lambda: _collect(entry, workspace, roots))
 
 
