@@ -8,7 +8,7 @@ from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun, Unknown
 from trainlint.knobs import K
 from trainlint.memory import resolve_model
-from trainlint.resolution.frameworks.memory_features import OUT_OF_SCOPE
+from trainlint.resolution.frameworks.memory_features import NO_TRAINING_STEP
 
 # Below this size fp32 training is a deliberate and affordable choice.
 LARGE_MODEL_PARAMS = 1e9
@@ -60,9 +60,8 @@ class NoMixedPrecision(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        out_of_scope = run.known(OUT_OF_SCOPE)
-        if isinstance(out_of_scope, str) and out_of_scope:
-            return  # a job the memory model leaves alone (one that takes no training step, a TPU job): no claim
+        if run.known(NO_TRAINING_STEP) is True:
+            return  # it only predicts or evaluates: nothing trains, in fp32 or otherwise
         bf16, fp16 = precision(run)
         if bf16 is not False or fp16 is not False:
             return
