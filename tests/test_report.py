@@ -614,3 +614,17 @@ def test_full_frame_of_a_very_long_line_is_a_window_around_the_span(tmp_path: Pa
     assert len(row) < 200 and row.startswith("1 | …") and "train_micro_batch_size_per_gpu" in row
     caret = lines[lines.index(row) + 1]
     assert row[caret.index("^"):caret.index("^") + 3] == "64}" and caret.count("^") == 3
+
+
+def test_concise_names_the_job_of_a_finding_in_a_file_several_jobs_read(tmp_path: Path) -> None:
+    # Two launchers read one hostfile: their two findings at the same place say which job each is about.
+    hostfile = _write(tmp_path, "hostfile", "node_0 slots=8\nnode_1 slots=8\n")
+    origin = _at(hostfile, "slots=8")
+    findings = tuple(Finding("TL112", "launcher-gpu-count-mismatch", Severity.WARNING, "16 GPUs on 8", hostfile.path,
+                             origin, run_id=f"{tmp_path / name}:3") for name in ("stage_1.sh", "stage_2.sh"))
+    own = Finding("TL101", "per-device-batch-too-large", Severity.WARNING, "too large", hostfile.path, origin,
+                  run_id=f"{hostfile.path}:1")
+    lines = render(Report((*findings, own)), "concise", root=str(tmp_path)).splitlines()
+    assert "hostfile:1:8: TL112 [warning] 16 GPUs on 8 (job: stage_1.sh:3)" in lines
+    assert "hostfile:1:8: TL112 [warning] 16 GPUs on 8 (job: stage_2.sh:3)" in lines
+    assert "hostfile:1:8: TL101 [warning] too large" in lines  # a job's own file needs no name
