@@ -178,3 +178,25 @@ def test_a_predict_only_job_ported_to_fewer_gpus_changes_only_its_count(cli, tmp
     launcher = (tmp_path / "run.sh").read_text()
     assert launcher.startswith("torchrun --nproc_per_node 2 zero_inference.py")
     assert "gradient_accumulation_steps" not in launcher
+
+
+_CALLER_DEFAULTS = """set -x
+export BS=${1:-16}
+export GPUNUM=${2:-1}
+torchrun --nproc_per_node ${GPUNUM} run_clm.py --model_name_or_path facebook/opt-125m --output_dir out \\
+  --per_device_train_batch_size ${BS} 2>&1 | tee ./logs/bs_${BS}_gpu_${GPUNUM}.log
+"""
+
+
+@pytest.mark.parametrize("logged, edited", [(True, False), (False, True)])
+def test_a_port_never_writes_over_a_callers_argument(cli, tmp_path, logged, edited):
+    # ColossalAI-style: the README runs `bash run_clm.sh 16 4`. Where the defaults feed a log name too, they cannot
+    # be edited alone, and a literal at the flag would override every caller's arguments: left for a human.
+    log = " 2>&1 | tee ./logs/bs_${BS}_gpu_${GPUNUM}.log"
+    launcher = _CALLER_DEFAULTS if logged else _CALLER_DEFAULTS.replace(log, "")
+    write_tree(tmp_path, {"run_clm.sh": launcher, "run_clm.py": TRAIN_PY.replace("{eval_dataset}", "None")})
+    cli.run(tmp_path, "fix", "--isolated", "--gpu", "a100-80gb", "--num-gpus", "2", "--preserve-effective-batch", ".")
+    text = (tmp_path / "run_clm.sh").read_text()
+    assert "--nproc_per_node ${GPUNUM}" in text and "--per_device_train_batch_size ${BS}" in text
+    assert ("GPUNUM=${2:-2}" in text and "BS=${1:-8}" in text) is edited
+    assert ("BS=${1:-16}" in text and "GPUNUM=${2:-1}" in text) is not edited

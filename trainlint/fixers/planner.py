@@ -7,7 +7,7 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from trainlint.checks._deepspeed_keys import batch_key_changes
 from trainlint.core import (
@@ -17,6 +17,7 @@ from trainlint.core import (
     Fix,
     KnobChange,
     Launcher,
+    ReplacedBy,
     Setting,
     SourceKind,
     TrainingRun,
@@ -436,6 +437,7 @@ class Planner:
                        and not isinstance(s.value, Unknown) and same_value(s.value, stated.source.value)), None)
         if target is None:
             raise Refused(f"the GPU count at {stated.source.origin} is shared with other jobs; change it by hand")
+        _refuse_past_a_fallback(_chain(stated.source), target, K.WORLD_SIZE, new)
         machine = self.result.target.num_gpus if self.result.target is not None else None
         value: Value = first_devices(str(target.value), new, machine) if stated.devices else new
         if value is None or same_value(value, target.value):
@@ -447,6 +449,7 @@ class Planner:
     def _replace_at(self, run: TrainingRun, knob: str, winner: Setting, new: Value,
                     together: Tuple[str, ...] = ()) -> Edit:
         target = self._target(run, knob, winner, new, (*together, *_followers(run, knob, winner)))
+        _refuse_past_a_fallback(_chain(winner), target, knob, new)
         if target is not None and target.origin is not None and file_kind(target.origin.path) == FileKind.PYTHON \
                 and target.origin.path != run.path and self._outside.naming(target.origin.path):
             # An entry script that launchers the check did not read run too: its default is theirs as well.
@@ -522,6 +525,30 @@ def _switch_default(run: TrainingRun, knob: str) -> bool:
     except Refused:
         return False
     return editors.shell.switch_option(run, name) is not None
+
+
+# A value the script falls back to when its caller does not give one (`${1:-16}`, `${GPUS:-8}`): the caller's is
+# part of how the script is run (a README's `bash run.sh 16 0 125m 4`, a sweep's `GPUS=4 bash train.sh`).
+_CALLER_GIVEN = (ReplacedBy.CALLER_ARGUMENT, ReplacedBy.ENVIRONMENT)
+
+
+def _refuse_past_a_fallback(chain: Sequence[Setting], target: Optional[Setting], knob: str, new: Value) -> None:
+    """Refuse an edit below a fallback on the way to it that only passes the fallback's value on (the word `${BS}`
+    of `BS=${1:-16}`): a value written there would replace whatever every caller passes, not only the default. The
+    fallback itself may be edited, and so may a word that adds to it (`${DS_DIR}/zero2.json`, whose file name the
+    editors change alone)."""
+    if target is None:
+        return
+    upstream = False
+    for setting in chain:
+        if setting is target:
+            upstream = True
+        elif upstream and setting.fallback is not None and setting.fallback.replaced_by in _CALLER_GIVEN \
+                and same_value(target.value, setting.value):
+            given = "the caller" if setting.fallback.replaced_by == ReplacedBy.CALLER_ARGUMENT else "the environment"
+            raise Refused(f"{knob} comes from the default `{setting.text}` of `${setting.fallback.variable}` at "
+                          f"{setting.origin}, which {given} may set; its other uses keep it from being edited there, "
+                          f"and writing {new} at {target.origin} would override what {given} sets: change it by hand")
 
 
 def _chain(setting: Setting) -> List[Setting]:
