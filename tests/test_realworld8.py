@@ -200,3 +200,34 @@ def test_a_port_never_writes_over_a_callers_argument(cli, tmp_path, logged, edit
     assert "--nproc_per_node ${GPUNUM}" in text and "--per_device_train_batch_size ${BS}" in text
     assert ("GPUNUM=${2:-2}" in text and "BS=${1:-8}" in text) is edited
     assert ("BS=${1:-16}" in text and "GPUNUM=${2:-1}" in text) is not edited
+
+
+_DIFFUSION_ENTRY = '''import argparse
+
+{imports}import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model_name_or_path", type=str)
+    parser.add_argument("--per_device_train_batch_size", type=int, default=1)
+    args = parser.parse_args()
+    loss = torch.zeros(1)
+    loss.backward()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("imports, estimated", [("from diffusers import DiffusionPipeline\n", False), ("", True)])
+def test_a_size_in_the_name_of_a_diffusers_model_is_no_language_model_shape(cli, tmp_path, imports, estimated):
+    # A "2B" video DiT trained with a diffusers pipeline is not a 2B language model: no estimate rests on the name.
+    write_tree(tmp_path, {"train_lora.py": _DIFFUSION_ENTRY.format(imports=imports),
+                          "train_lora.sh": "accelerate launch --num_processes 1 train_lora.py "
+                                           "--model_name_or_path nvidia/Cosmos-Predict-Video-2B "
+                                           "--per_device_train_batch_size 1\n"})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "rtx3080")
+    (run,) = document["runs"]
+    assert (run["memory"]["breakdown"].get("weights", 0) > 0) is estimated

@@ -450,6 +450,9 @@ class RunFacts:
     # The module that wraps the model in peft adapters when turning HF gradient checkpointing on would make the first
     # backward fail: no code read makes the frozen layers' inputs require grad (trainlint.resolution.adapter_inputs).
     adapters_without_input_grads: Optional[str] = None
+    # The job's code imports diffusers: what it trains may be a diffusion model (a UNet, a DiT, a video pipeline), which
+    # a size in its name does not describe as the language-model shapes do.
+    imports_diffusers: bool = False
 
 
 @dataclass(frozen=True)

@@ -429,6 +429,8 @@ def resolve_model(run: TrainingRun) -> Optional[ModelSpec]:
     argument names exactly (`--model_type phi-2`)."""
     name = run.known(K.MODEL_NAME_OR_PATH)
     found = resolve_name(name, _roots(run)) if isinstance(name, str) and name.strip() else None
+    if found is not None and found.resolved_by == "name size" and run.facts.imports_diffusers:
+        return None  # a diffusers job's "2B" may be a DiT or a whole pipeline, not a language model of that size
     if found is None:
         family = run.known(K.MODEL_TYPE)
         if isinstance(family, str) and family.strip():

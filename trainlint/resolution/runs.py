@@ -652,6 +652,8 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         misspelled_options=build.misspelled_options,
         argparse_options=facts.argparse_options() if facts else (),
         adapters_without_input_grads=adapters_without_input_grads(facts),
+        imports_diffusers=facts is not None and any(info.module.split(".")[0] == "diffusers"
+                                                    for module in facts.modules for info in module.imports),
     )
 
 
