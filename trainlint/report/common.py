@@ -223,6 +223,12 @@ def run_batch(report: Report, run_id: str) -> Value:
     return report.run_batches.get(run_id, Unknown("the effective batch was not computed"))
 
 
+def run_path(run_id: str, root: str = ".") -> str:
+    """The file a run id (`path:line`, or a recipe's path alone) names, relative to `root`."""
+    suffix = _RUN_LINE_SUFFIX.search(run_id)
+    return relative_path(run_id[: suffix.start()] if suffix else run_id, root)
+
+
 def relative_run_id(run_id: Optional[str], root: str = ".") -> Optional[str]:
     """Run ids are `path:line`; the path part follows the same root as every other path."""
     if not run_id:

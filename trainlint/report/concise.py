@@ -12,6 +12,7 @@ from trainlint.report.common import (
     printable,
     relative_path,
     relative_run_id,
+    run_path,
     severity_of,
     summary_line,
 )
@@ -23,10 +24,9 @@ def finding_line(finding: Finding, root: str = ".") -> str:
     line, column = (finding.origin.line, finding.origin.column) if finding.origin else (1, 1)
     path = relative_path(finding.path, root)
     text = f"{path}:{line}:{column}: {finding.code} [{severity_of(finding).value}] {one_line(finding.message)}"
-    job = relative_run_id(finding.run_id, root)
-    if job and not job.startswith(f"{path}:"):
+    if finding.run_id and run_path(finding.run_id, root) != path:
         # A file several jobs read (a hostfile, a shared DeepSpeed config): each line says which job it is about.
-        text += f" (job: {job})"
+        text += f" (job: {relative_run_id(finding.run_id, root)})"
     return printable(text)
 
 
