@@ -627,8 +627,11 @@ def test_concise_names_the_job_of_a_finding_in_a_file_several_jobs_read(tmp_path
     recipe = _write(tmp_path, "recipes/sft.yaml", "per_device_eval_batch_size: 8\n")
     in_recipe = Finding("TL103", "eval-batch-exceeds-train-batch", Severity.WARNING, "eval batch 8", recipe.path,
                         _at(recipe, "8"), run_id=recipe.path)  # a recipe's job id is its path alone
-    lines = render(Report((*findings, own, in_recipe)), "concise", root=str(tmp_path)).splitlines()
+    called = Finding("TL101", "per-device-batch-too-large", Severity.WARNING, "called", hostfile.path, origin,
+                     run_id=f"{hostfile.path}:1 (run by {tmp_path / 'sweep.sh'}:4)")  # run by another script
+    lines = render(Report((*findings, own, in_recipe, called)), "concise", root=str(tmp_path)).splitlines()
     assert "recipes/sft.yaml:1:29: TL103 [warning] eval batch 8" in lines
+    assert "hostfile:1:8: TL101 [warning] called" in lines
     assert "hostfile:1:8: TL112 [warning] 16 GPUs on 8 (job: stage_1.sh:3)" in lines
     assert "hostfile:1:8: TL112 [warning] 16 GPUs on 8 (job: stage_2.sh:3)" in lines
     assert "hostfile:1:8: TL101 [warning] too large" in lines  # a job's own file needs no name

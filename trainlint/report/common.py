@@ -224,7 +224,9 @@ def run_batch(report: Report, run_id: str) -> Value:
 
 
 def run_path(run_id: str, root: str = ".") -> str:
-    """The file a run id (`path:line`, or a recipe's path alone) names, relative to `root`."""
+    """The file a run id (`path:line`, `path:line (run by caller:line)`, or a recipe's path alone) names, relative
+    to `root`."""
+    run_id = run_id.split(" (run by ", 1)[0]
     suffix = _RUN_LINE_SUFFIX.search(run_id)
     return relative_path(run_id[: suffix.start()] if suffix else run_id, root)
 
