@@ -743,11 +743,10 @@ HF_TRAINING_ARGUMENTS_FIELDS = frozenset(
 )
 
 # HF TrainingArguments fields whose existence depends on the transformers version:
-# name -> (first version that has it, first version that no longer has it).
+# name -> (first version that has it, first version that no longer has it, the field's other name). The two names
+# are one field (renamed in 4.41, the old name kept as an alias until 4.51): a version that lacks one spelling takes
+# the other, with the same values.
 HF_VERSIONED_FIELDS = {
-    "evaluation_strategy": (None, "4.51"),
-    "eval_strategy": ("4.41", None),
+    "evaluation_strategy": (None, "4.51", "eval_strategy"),
+    "eval_strategy": ("4.41", None, "evaluation_strategy"),
 }
-# The same field under its old and its new name (renamed in 4.41, the old name kept as an alias until 4.51): a
-# version that lacks one spelling takes the other, with the same values.
-HF_FIELD_RESPELLINGS = {"evaluation_strategy": "eval_strategy", "eval_strategy": "evaluation_strategy"}

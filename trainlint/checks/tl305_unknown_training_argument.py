@@ -15,7 +15,7 @@ from trainlint.core import (
     TrainingRun,
     parsed_release,
 )
-from trainlint.knobs import HF_FIELD_RESPELLINGS, HF_VERSIONED_FIELDS
+from trainlint.knobs import HF_VERSIONED_FIELDS
 
 _LAUNCHER = "deepspeed --num_gpus 2 train.py --per_device_train_batch_size 4 {flag}\n"
 _PINNED = "transformers==4.51.2\ntorch==2.3.0\n"
@@ -201,8 +201,8 @@ class UnknownTrainingArgument(Rule):
 def _respelled(name: str, word: Setting, given: set, pin: Optional[Setting]) -> Optional[Fix]:
     """The flag written under the field's other name, when the launch writes it as a plain word (not through a
     variable, not `--flag=value`) and does not give that name too."""
-    other = HF_FIELD_RESPELLINGS.get(name.replace("-", "_"))
-    if other is None or other in given or word.origin is None or word.text != f"--{name}" or pin is None:
+    other = HF_VERSIONED_FIELDS[name.replace("-", "_")][2]
+    if other in given or word.origin is None or word.text != f"--{name}" or pin is None:
         return None
     spelled = other.replace("_", "-") if "-" in name else other
     return Fix(Applicability.SAFE, f"write `--{spelled}`, the name the pinned transformers {pin.value} gives the field",
@@ -213,7 +213,7 @@ def _version_problem(field: str, pin: Optional[Setting]) -> Optional[str]:
     installed = parsed_release(pin.value) if pin is not None else None
     if installed is None:
         return None
-    added, removed = HF_VERSIONED_FIELDS[field]
+    added, removed, _other_name = HF_VERSIONED_FIELDS[field]
     if removed is not None and installed >= parsed_release(removed):
         return f"was removed from TrainingArguments in transformers {removed}, so the pinned {pin.value} lacks it"
     if added is not None and installed < parsed_release(added):

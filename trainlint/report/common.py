@@ -223,21 +223,24 @@ def run_batch(report: Report, run_id: str) -> Value:
     return report.run_batches.get(run_id, Unknown("the effective batch was not computed"))
 
 
+def _split_run_id(run_id: str) -> Tuple[str, str]:
+    """(the path, the `:line` after it) of a run id `path:line`, or of a recipe's, which is its path alone."""
+    suffix = _RUN_LINE_SUFFIX.search(run_id)
+    return (run_id[: suffix.start()], suffix.group(0)) if suffix else (run_id, "")
+
+
 def run_path(run_id: str, root: str = ".") -> str:
     """The file a run id (`path:line`, `path:line (run by caller:line)`, or a recipe's path alone) names, relative
     to `root`."""
-    run_id = run_id.split(" (run by ", 1)[0]
-    suffix = _RUN_LINE_SUFFIX.search(run_id)
-    return relative_path(run_id[: suffix.start()] if suffix else run_id, root)
+    return relative_path(_split_run_id(run_id.split(" (run by ", 1)[0])[0], root)
 
 
 def relative_run_id(run_id: Optional[str], root: str = ".") -> Optional[str]:
     """Run ids are `path:line`; the path part follows the same root as every other path."""
     if not run_id:
         return run_id
-    suffix = _RUN_LINE_SUFFIX.search(run_id)
-    path = run_id[: suffix.start()] if suffix else run_id
-    return relative_path(path, root) + (suffix.group(0) if suffix else "")
+    path, line = _split_run_id(run_id)
+    return relative_path(path, root) + line
 
 
 # --- fingerprints ------------------------------------------------------------------------------

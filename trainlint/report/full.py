@@ -135,10 +135,10 @@ def display_width(text: str) -> int:
     return cell_len(text.expandtabs(TAB_WIDTH))
 
 
-def caret_span(line: str, origin: Origin, window: Tuple[int, int] = (0, -1)) -> Tuple[int, int]:
+def caret_span(line: str, origin: Origin, window: Optional[Tuple[int, int]] = None) -> Tuple[int, int]:
     """(cells before the span, cells under it) on the origin's first line as the frame shows it (`window`: the
-    characters shown, from `frame_window`); at least one caret."""
-    low, high = window if window[1] >= 0 else (0, len(line))
+    characters shown, from `frame_window`; the whole line when None); at least one caret."""
+    low, high = window if window is not None else (0, len(line))
     start = max(0, min(origin.column - 1, len(line)))
     end = origin.end_column - 1 if origin.end_line == origin.line else len(line)
     end = max(start, min(end, len(line)))
