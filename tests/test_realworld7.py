@@ -306,3 +306,24 @@ def test_an_accelerate_config_precision_reaches_a_trainer_that_sets_none(cli, tm
     assert not [f for f in document["findings"] if f["code"] == "TL202"]
     [run] = scan([tmp_path / "train.sh"], workspace=Workspace(tmp_path)).runs
     assert (run.known("fp16") is True) is fp16_from_config
+
+
+def test_a_port_adds_no_flag_to_a_launch_whose_entry_path_two_folders_hold(cli, tmp_path):
+    # The root's `train.py` takes TrainingArguments, the legacy one refuses every flag it does not define: a batch
+    # flag written for the root's would stop the legacy run at its argument parsing.
+    hf_script = ("from dataclasses import dataclass\nimport transformers\n\n@dataclass\nclass Args:\n"
+                 "    model_name_or_path: str = None\n\n"
+                 "parser = transformers.HfArgumentParser((Args, transformers.TrainingArguments))\n"
+                 "args, training_args = parser.parse_args_into_dataclasses()\n"
+                 "transformers.Trainer(model=None, args=training_args).train()\n")
+    write_tree(tmp_path, {
+        "train.py": hf_script,
+        "legacy/code/train.py": _OWN_ARGS,
+        "legacy/code/scripts/train.sh": "deepspeed --include localhost:6 train.py --model nextgpt --stage 1\n",
+        "scripts/finetune.sh": "deepspeed --include localhost:2 train.py --model_name_or_path gpt2 "
+                               "--per_device_train_batch_size 8 --bf16 True\n",
+    })
+    code, out, err = cli.run(tmp_path, "fix", "--diff", "--isolated", "--gpu", "rtx4090",
+                             "--num-gpus", "2", "--preserve-effective-batch", ".")
+    assert "+++ b/scripts/finetune.sh" in out  # the job whose entry is certain is ported
+    assert "legacy/code/scripts/train.sh" not in out

@@ -105,9 +105,6 @@ class JobBuild:
     batch_multiplier: Optional[Setting] = None
     job_launcher: Optional[Launcher] = None  # the job's own launcher, when another one starts its processes
     recipe: Optional[str] = None
-    # The entry path names different scripts from different folders the launch may run in (a legacy copy's
-    # `code/train.py` next to the repository's `train.py`): which parser reads the flags is not known.
-    entry_ambiguous: bool = False
     # Whether a trainer of the entry script gets compute_metrics (entry_settings.compute_metrics).
     compute_metrics: Optional[bool] = None
     # The folder the launch's relative entry path was found from, when only one holds it: the launch runs there, so
@@ -286,14 +283,31 @@ def _resolve_entry(build: JobBuild, dirs: Sequence[Path]) -> Optional[Path]:
         # The launch may be meant to run where its entry is: what else it names relatively is unknown, not missing.
         build.launch = replace(launch, cwd_unknown=True)
     if located.path is not None and launch.cwd is None:
-        candidates = {safe_resolve(found) for found in (build.workspace.find(entry.value, [folder]) for folder in dirs)
-                      if found is not None and build.workspace.inside(found)}
-        build.entry_ambiguous = len(candidates) > 1
-    if located.path is not None and not located.held_elsewhere and not build.entry_ambiguous \
+        candidates = _entry_candidates(build.workspace, entry.value, dirs)
+        if len(candidates) > 1:
+            # NExT-GPT's `NExT-GPT-Lagacy/code/scripts/train.sh` runs `train.py`, which is the repository's own from
+            # its root and the legacy code's from `code/`: which one runs is the caller's choice, so neither's
+            # arguments are the job's.
+            shown = ", ".join(display_path(found) for found in candidates)
+            build.entry_shown = (f"{entry.value} ({len(candidates)} files of that name, {shown}, one for each folder "
+                                 "the launcher may be started from: its arguments are unknown)")
+            build.entry_exists = None
+            return None
+    if located.path is not None and not located.held_elsewhere \
             and not Path(entry.value).is_absolute() and not entry.value.startswith("~"):
         build.launch_folder = next((folder for folder in dirs
                                     if safe_resolve(folder / entry.value) == safe_resolve(located.path)), None)
     return located.path
+
+
+def _entry_candidates(workspace: Workspace, written: str, dirs: Sequence[Path]) -> List[Path]:
+    """The distinct files in the scanned tree a relative entry path names from each folder the launch may start in."""
+    found: List[Path] = []
+    for folder in dirs:
+        path = workspace.find(written, [folder])
+        if path is not None and workspace.inside(path) and safe_resolve(path) not in map(safe_resolve, found):
+            found.append(path)
+    return found
 
 
 def _world(build: JobBuild, dirs: Sequence[Path], visible_decides: bool = False) -> None:
@@ -636,7 +650,7 @@ def _run_facts(build: JobBuild, settings: Dict[str, Setting]) -> RunFacts:
         own_loop_trainer=facts is not None and facts.own_loop_trainer is not None,
         reduces_logits=bool(facts is not None and any(
             c.preprocess_logits is not None and c.preprocess_logits.value is not None for c in facts.trainer_calls)),
-        accepted_flags=facts.accepted_flags() if facts and not build.entry_ambiguous else None,
+        accepted_flags=facts.accepted_flags() if facts else None,
         own_flags=facts.own_flags() if facts else frozenset(),
         parse_known_args=facts.parse_known_args if facts else False,
         fire_command=facts is not None and facts.fire_command,
