@@ -92,9 +92,9 @@ def test_show_prints_every_value_with_its_origin(tmp_path, cli):
 
 
 def test_show_names_the_place_of_each_note(tmp_path, cli):
-    # A trailing `\` on the last line: bash ends the command there; tree-sitter-bash cannot parse it.
-    launcher = "torchrun --nproc_per_node 2 train.py \\\n    --per_device_train_batch_size 4 \\\n"
-    (tmp_path / "run.sh").write_text(launcher)
+    # A trailing `\` before a carriage return on the last line: tree-sitter-bash cannot parse it, bash escapes the CR.
+    launcher = b"torchrun --nproc_per_node 2 train.py \\\n    --per_device_train_batch_size 4 \\\r\n"
+    (tmp_path / "run.sh").write_bytes(launcher)
     code, _, err = cli.run(tmp_path, "show", "run.sh")
     assert code == 0
     assert "note: run.sh:2:" in err and "cannot parse" in err

@@ -80,7 +80,16 @@ def test_a_backslash_on_the_last_line_keeps_every_flag(name):
     script = sample(name)
     (launch,) = script.launches
     assert flag(launch, "--per_device_train_batch_size") == "4" and flag(launch, "--output_dir") == "out"
-    assert kinds(script, DiagnosticKind.UNMODELLED_CONSTRUCT) == [5]
+    # bash drops a `\` that continues into the end of the file: the script is read as bash reads it.
+    assert kinds(script, DiagnosticKind.UNMODELLED_CONSTRUCT) == []
+
+
+def test_a_backslash_before_a_carriage_return_on_the_last_line_stays_unmodelled(tmp_path):
+    # `\` + CR escapes the carriage return (an argument of its own to bash), which the reader does not model.
+    path = tmp_path / "crlf.sh"
+    path.write_bytes(b"BATCH=4\r\npython finetune.py \\\r\n    --output_dir out \\\r\n")
+    script = read_shell(path)
+    assert kinds(script, DiagnosticKind.UNMODELLED_CONSTRUCT) == [3]
 
 
 def test_a_here_doc_without_a_command_is_skipped():

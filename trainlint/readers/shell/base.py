@@ -7,7 +7,7 @@ from typing import List
 from trainlint.core import Diagnostic, DiagnosticKind, Origin
 from trainlint.readers.facts import Flow, Launch, ScriptCall
 from trainlint.readers.shell.positions import LineIndex
-from trainlint.readers.shell.recovery import ParsedScript, error_nodes
+from trainlint.readers.shell.recovery import Mask, ParsedScript, error_nodes
 from trainlint.readers.shell.syntax import shorten
 from trainlint.readers.shell.values import Doc, Node, Span
 from trainlint.readers.source import SourceText
@@ -18,6 +18,13 @@ _MASK_EFFECT = {
     "backslash": "the command ends at the end of the file",
     "escaped": "the test it is part of is not evaluated",
 }
+
+
+def _continues_into_the_end(parsed: ParsedScript, mask: Mask) -> bool:
+    """A `\\` on the last line that continues it into the end of the file (qlora's and verl's launchers): bash drops it
+    and ends the command, just as the space that masks it does. One before a space or a carriage return escapes that
+    character instead, an argument the mask would lose."""
+    return mask.what == "backslash" and parsed.data[mask.span[1]:mask.span[1] + 1] in (b"", b"\n")
 
 
 class ReaderBase:
@@ -57,7 +64,7 @@ class ReaderBase:
             self.diagnostics.append(Diagnostic(DiagnosticKind.SYNTAX_ERROR, message, self.source.path, origin))
             return
         for mask in parsed.masks:
-            if mask.what == "blank":
+            if mask.what == "blank" or _continues_into_the_end(parsed, mask):
                 continue  # read exactly as bash reads it: nothing is left unknown
             span = doc.span(*mask.span)
             text = shorten(self._outer_text(span), 40)
