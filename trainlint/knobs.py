@@ -14,6 +14,8 @@ ARGS, DEEPSPEED, AXOLOTL, ACCELERATE = "args", "deepspeed", "axolotl", "accelera
 # ms-swift's flags: HfArgumentParser over TrainingArguments and ms-swift's own argument classes, so every "args"
 # spelling holds unless a name below is its own (or is listed in SWIFT_OTHER_MEANINGS).
 SWIFT = "swift"
+# LLaMA-Factory's v1 trainer: its own argument classes, of which only the names below mean what HF's do.
+LLAMAFACTORY_V1 = "llamafactory-v1"
 
 
 class K(str, Enum):
@@ -131,6 +133,7 @@ KNOBS: Tuple[Knob, ...] = (
             ),
             AXOLOTL: ("micro_batch_size",),
             SWIFT: ("per_device_train_batch_size", "batch_size"),  # `--batch_size` before ms-swift 3.0
+            LLAMAFACTORY_V1: ("micro_batch_size",),
         },
         8,
     ),
@@ -159,7 +162,7 @@ KNOBS: Tuple[Knob, ...] = (
         K.GLOBAL_BATCH_SIZE,
         int,
         "global batch from which accumulation is derived",
-        {ARGS: ("global-batch-size", "global_batch_size")},
+        {ARGS: ("global-batch-size", "global_batch_size"), LLAMAFACTORY_V1: ("global_batch_size",)},
     ),
     Knob(K.WORLD_SIZE, int, "number of training processes (GPUs)", {ACCELERATE: ("num_processes",)}),
     Knob(K.NUM_NODES, int, "number of nodes", {ACCELERATE: ("num_machines",)}),
@@ -186,8 +189,10 @@ KNOBS: Tuple[Knob, ...] = (
     Knob(K.EVAL_STRATEGY, str, "when evaluation runs", {ARGS: ("eval_strategy", "evaluation_strategy")}, "no"),
     Knob(K.EVAL_STEPS, float, "steps between evaluations", {ARGS: ("eval_steps",), AXOLOTL: ("eval_steps",)}),
     Knob(K.LOGGING_STEPS, float, "steps between logs", {ARGS: ("logging_steps",), AXOLOTL: ("logging_steps",)}, 500),
-    Knob(K.MAX_STEPS, int, "total optimizer steps", {ARGS: ("max_steps",), AXOLOTL: ("max_steps",)}, -1),
-    Knob(K.NUM_TRAIN_EPOCHS, float, "epochs", {ARGS: ("num_train_epochs",), AXOLOTL: ("num_epochs",)}, 3.0),
+    Knob(K.MAX_STEPS, int, "total optimizer steps",
+         {ARGS: ("max_steps",), AXOLOTL: ("max_steps",), LLAMAFACTORY_V1: ("max_steps",)}, -1),
+    Knob(K.NUM_TRAIN_EPOCHS, float, "epochs",
+         {ARGS: ("num_train_epochs",), AXOLOTL: ("num_epochs",), LLAMAFACTORY_V1: ("num_train_epochs",)}, 3.0),
     Knob(
         K.MAX_SEQ_LENGTH,
         int,
@@ -205,6 +210,7 @@ KNOBS: Tuple[Knob, ...] = (
             ),
             AXOLOTL: ("sequence_len",),
             SWIFT: ("max_length",),
+            LLAMAFACTORY_V1: ("cutoff_len",),
         },
     ),
     # Seq2seq-style scripts (ChatGLM's P-tuning, MedicalGPT's reward model) bound the prompt and the
@@ -362,6 +368,7 @@ KNOBS: Tuple[Knob, ...] = (
             ),
             AXOLOTL: ("base_model",),
             SWIFT: ("model", "model_id_or_path"),
+            LLAMAFACTORY_V1: ("model",),
         },
     ),
     Knob(K.MODEL_TYPE, str, "model family an entry script selects its classes by", {ARGS: ("model_type",)}),

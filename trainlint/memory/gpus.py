@@ -1,4 +1,4 @@
-"""GPU catalog: usable memory per device (what is left for tensors, in GiB) and bf16 support."""
+"""GPU catalog: usable memory per device (what is left for tensors, in GiB), bf16 and TF32 support."""
 from __future__ import annotations
 
 import csv
@@ -18,6 +18,9 @@ class Gpu:
     name: str
     total_gib: float
     bf16: bool
+    # transformers refuses `tf32=True` on a CUDA device below compute capability 8.0 (V100, T4). ROCm cards are
+    # listed with it: what transformers' check answers there depends on the build, and no refusal is certain.
+    tf32: bool = True
     aliases: Tuple[str, ...] = ()
     key: str = ""
     source: str = ""
@@ -53,6 +56,7 @@ def _load() -> Dict[str, Gpu]:
             name=row["name"],
             total_gib=float(row["total_gib"]),
             bf16=row["bf16"].strip().lower() == "true",
+            tf32=row["tf32"].strip().lower() == "true",
             aliases=aliases,
             key=row["key"],
             source=row["source"],

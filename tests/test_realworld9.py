@@ -1,0 +1,106 @@
+"""Constructs met in a ninth round of public fine-tuning repositories, written here in our own words."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import write_tree
+
+# A recipe of LLaMA-Factory's v1 trainer (`USE_V1=1 llamafactory-cli train ...`): v1's own argument classes, with
+# plugin sections for sharding and adapters, and a micro-batch spelled as axolotl spells it.
+_V1_RECIPE = """model: Qwen/Qwen3-4B
+model_class: llm
+peft_config:
+  name: lora
+  r: 16
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+output_dir: outputs/lora
+micro_batch_size: 4
+cutoff_len: 2048
+bf16: true
+tf32: true
+max_steps: 10
+"""
+
+_AXOLOTL_RECIPE = """base_model: Qwen/Qwen2.5-7B
+micro_batch_size: 4
+gradient_accumulation_steps: 2
+sequence_len: 2048
+bf16: true
+tf32: true
+"""
+
+
+def _runs(cli, folder, *options):
+    _, document = cli.check_json(folder, "--isolated", "--no-cache", *options)
+    return document
+
+
+def test_a_llamafactory_v1_recipe_is_not_read_as_axolotl(cli, tmp_path):
+    write_tree(tmp_path, {"examples/v1/train_lora_sft.yaml": _V1_RECIPE})
+    document = _runs(cli, tmp_path, "--gpu", "v100-32gb")
+    [run] = document["runs"]
+    assert run["launcher"] == "llamafactory-cli"
+    settings = run["settings"]
+    assert settings["per_device_train_batch_size"]["value"] == 4
+    assert settings["max_seq_length"]["value"] == 2048
+    # v1's trainer checkpoints activations by default and picks its own precision: neither HF's nor axolotl's
+    # defaults hold, and its `bf16`/`tf32` keys are not TrainingArguments' (no start-up refusal on a V100).
+    assert settings["gradient_checkpointing"]["value"] is None
+    assert settings["bf16"]["value"] is None
+    assert [f["code"] for f in document["findings"]] == ["TL301"]  # the world size alone is unknown, as it is
+
+
+def test_an_axolotl_recipe_keeps_axolotls_reading(cli, tmp_path):
+    write_tree(tmp_path, {"recipe.yaml": _AXOLOTL_RECIPE})
+    document = _runs(cli, tmp_path, "--gpu", "v100-32gb")
+    [run] = document["runs"]
+    assert run["launcher"] == "axolotl"
+    assert {"TL203", "TL204"} <= {f["code"] for f in document["findings"]}
+
+
+_OWN_TF32 = """import argparse
+
+import torch
+import transformers
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--per_device_train_batch_size", type=int, default=4)
+parser.add_argument("--tf32", action="store_true")
+args = parser.parse_args()
+torch.backends.cuda.matmul.allow_tf32 = args.tf32
+loss = None
+loss.backward()
+"""
+
+_HF_TF32 = """from dataclasses import dataclass, field
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="gpt2")
+
+
+parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))
+model_args, training_args = parser.parse_args_into_dataclasses()
+transformers.Trainer(model=None, args=training_args).train()
+"""
+
+
+@pytest.mark.parametrize("entry, refused", [(_HF_TF32, True), (_OWN_TF32, False)])
+def test_tf32_on_a_v100_is_an_error_only_where_trainingarguments_reads_it(cli, tmp_path, entry, refused):
+    # LLaVA's and FastChat's A100 launchers pass `--tf32 True` beside `--bf16 True`.
+    write_tree(tmp_path, {"train.py": entry, "finetune.sh": (
+        "torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 4 --fp16 True --tf32 True\n")})
+    codes = [f["code"] for f in _runs(cli, tmp_path, "--gpu", "v100-32gb")["findings"]]
+    assert ("TL204" in codes) is refused
+
+
+def test_the_port_to_a_v100_turns_tf32_off(cli, tmp_path):
+    write_tree(tmp_path, {"train.py": _HF_TF32, "finetune.sh": (
+        "torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 4 --fp16 True --tf32 True\n")})
+    cli.run(tmp_path, "fix", "--isolated", "--gpu", "v100-32gb", "--num-gpus", "4")
+    assert "--tf32 False" in (tmp_path / "finetune.sh").read_text()
