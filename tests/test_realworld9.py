@@ -104,3 +104,42 @@ def test_the_port_to_a_v100_turns_tf32_off(cli, tmp_path):
         "torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 4 --fp16 True --tf32 True\n")})
     cli.run(tmp_path, "fix", "--isolated", "--gpu", "v100-32gb", "--num-gpus", "4")
     assert "--tf32 False" in (tmp_path / "finetune.sh").read_text()
+
+
+_PATCHED_MEM = """from llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn
+
+replace_llama_attn_with_flash_attn()
+
+from train import train
+
+if __name__ == "__main__":
+    train()
+"""
+
+_XFORMERS_PATCHED = _PATCHED_MEM.replace("flash_attn", "xformers_attn")
+
+
+@pytest.mark.parametrize("entry, refused", [(_PATCHED_MEM, True), (_XFORMERS_PATCHED, False)])
+def test_a_flashattention_patch_on_a_v100_is_an_error_and_an_xformers_one_is_not(cli, tmp_path, entry, refused):
+    # FastChat's train_mem.py patches LLaMA's attention before importing the trainer; its train_xformers.py does the
+    # same with xformers, which runs on a V100.
+    write_tree(tmp_path, {"train_mem.py": entry, "train.py": _HF_TF32, "finetune.sh": (
+        "torchrun --nproc_per_node 4 train_mem.py --per_device_train_batch_size 4 --fp16 True\n")})
+    findings = [f for f in _runs(cli, tmp_path, "--gpu", "v100-32gb")["findings"] if f["code"] == "TL205"]
+    assert bool(findings) is refused
+    assert all(f["path"] == "train_mem.py" and f["line"] == 3 for f in findings)
+
+
+@pytest.mark.parametrize("recipe, refused", [
+    # axolotl turns its switch into attn_implementation itself.
+    ("base_model: Qwen/Qwen2.5-7B\nmicro_batch_size: 1\nsequence_len: 1024\nfp16: true\nflash_attention: true\n",
+     True),
+    # LLaMA-Factory falls back to the default attention when flash-attn is not installed.
+    ("model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nflash_attn: fa2\n"
+     "per_device_train_batch_size: 1\ncutoff_len: 1024\nfp16: true\n", False),
+])
+def test_a_recipes_flash_attention_switch_is_an_error_where_its_framework_never_falls_back(cli, tmp_path, recipe,
+                                                                                          refused):
+    write_tree(tmp_path, {"recipe.yaml": recipe})
+    codes = [f["code"] for f in _runs(cli, tmp_path, "--gpu", "v100-32gb")["findings"]]
+    assert ("TL205" in codes) is refused

@@ -159,7 +159,7 @@ class Collector(cst.CSTVisitor):
         elif callee in CAST_CALLEES and (dtype := cast_dtype(node)) is not None:
             self.overrides.dtype_cast(node, dtype)
         elif (patch := ATTENTION_PATCH.match(callee)) is not None:
-            self.config_calls.attention_patch(node, patch["family"])
+            self.config_calls.attention_patch(node, patch["family"], patch.group(0))
         elif callee == FIRE_CALLEE and is_fire_call(node):
             command_line = read_command_line(self.values, node)
             if command_line is not None:

@@ -116,10 +116,11 @@ class ConfigCallReader:
         called = Keyword("called", setting, gates=self.gates.around(node))
         self.findings.other_keywords.append(("get_peft_model", called))
 
-    def attention_patch(self, node: cst.Call, family: str) -> None:
+    def attention_patch(self, node: cst.Call, family: str, function: str) -> None:
         ctx = self.ctx
+        # `written_as` is the patch function's name, which says its kernel (facts.ATTENTION_PATCH).
         setting = Setting(family, SourceKind.CODE_KEYWORD, ctx.origin(node), ctx.text(node),
-                          note=f"{ctx.short(node.func)}() replaces {family}'s eager attention")
+                          note=f"{ctx.short(node.func)}() replaces {family}'s eager attention", written_as=function)
         self.findings.other_keywords.append((ATTENTION_PATCH_CALLEE, Keyword("called", setting,
                                                                             gates=self.gates.around(node))))
 
