@@ -55,5 +55,17 @@ def test_an_attention_kernel_handed_in_by_a_caller_counts_as_keeping_no_scores(c
          "from_pretrained(model_args.model_name_or_path, attn_implementation=attn_implementation)"),
     ])
     assert _SCORES not in memory["assumptions"]
+    # The entry's call gives the parameter: the kernel is known, not assumed.
+    assert not any("attention implementation" in unknown for unknown in memory["unknowns"])
+
+
+def test_an_attention_kernel_a_caller_does_not_pass_stays_unknown(cli, tmp_path):
+    memory = _memory(cli, tmp_path, [
+        ("vlm/train/train_mem.py", "replace_llama_attn_with_flash_attn()\n", "\n"),
+        ("vlm/train/train.py", "def train():", "def train(attn_implementation=None):"),
+        ("vlm/train/train.py", "from_pretrained(model_args.model_name_or_path)",
+         "from_pretrained(model_args.model_name_or_path, attn_implementation=attn_implementation)"),
+    ])
+    assert _SCORES not in memory["assumptions"]
     assert ("the attention implementation is chosen in code: assumed a kernel that keeps no s x s scores"
             in memory["unknowns"])

@@ -162,9 +162,10 @@ def test_the_scope_lookups_are_those_the_narrowing_keeps_bindings_for():
         # a knob keyword's bare name (`per_device_train_batch_size=MICRO_BATCH_SIZE`, kept through names_a_knob), and
         # the name a kept `A = B` binds from (kept as that binding's lookup)
         ("values", "bound_value"),
-        # whether a python-fire function rebinds the parameter a kept statement reads (`micro_batch_size`): the
-        # rebinding binds a name that statement looks up, and is kept
-        ("values", "_command_parameter"),
+        # whether a function (python-fire's, or one the entry calls with constants) rebinds the parameter a kept
+        # knob keyword reads (`micro_batch_size`, `attn_implementation`): the rebinding binds a name that statement
+        # looks up, and is kept
+        ("values", "_parameter_owner"),
         # whether a cast's receiver is bound to a loaded model: `from_pretrained` calls are kept as dispatched calls
         ("overrides", "dtype_cast"),
     }

@@ -143,3 +143,29 @@ def test_a_recipes_flash_attention_switch_is_an_error_where_its_framework_never_
     write_tree(tmp_path, {"recipe.yaml": recipe})
     codes = [f["code"] for f in _runs(cli, tmp_path, "--gpu", "v100-32gb")["findings"]]
     assert ("TL205" in codes) is refused
+
+
+_TRAIN_WITH_KERNEL_PARAMETER = _HF_TF32.replace(
+    "parser = transformers.HfArgumentParser",
+    "def train(attn_implementation=None):\n    parser = transformers.HfArgumentParser",
+).replace("model_args, training_args = parser", "    model_args, training_args = parser").replace(
+    "transformers.Trainer(model=None, args=training_args).train()",
+    "    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path,\n"
+    "                                                              attn_implementation=attn_implementation)\n"
+    "    transformers.Trainer(model=model, args=training_args).train()\n\n\nif __name__ == \"__main__\":\n    train()")
+
+
+@pytest.mark.parametrize("entry, refused", [("train_mem.py", True), ("train.py", False)])
+def test_the_kernel_an_entry_passes_to_the_trainer_function_is_the_jobs(cli, tmp_path, entry, refused):
+    # LLaVA's train_mem.py: `train(attn_implementation="flash_attention_2")`; its train.py run directly passes none.
+    write_tree(tmp_path, {
+        "train.py": _TRAIN_WITH_KERNEL_PARAMETER,
+        "train_mem.py": 'from train import train\n\nif __name__ == "__main__":\n'
+                        '    train(attn_implementation="flash_attention_2")\n',
+        "finetune.sh": f"torchrun --nproc_per_node 4 {entry} --per_device_train_batch_size 4 --fp16 True\n"})
+    document = _runs(cli, tmp_path, "--gpu", "v100-32gb")
+    [run] = document["runs"]
+    chosen = run["settings"]["attn_implementation"]
+    assert (chosen["value"] == "flash_attention_2") is refused
+    flagged = [f for f in document["findings"] if f["code"] == "TL205"]
+    assert [(f["path"], f["line"]) for f in flagged] == ([("train_mem.py", 4)] if refused else [])

@@ -138,6 +138,10 @@ class Keyword:
     # As a branch's argument test: it compares the argument with the setting's value for equality
     # (`args.adapter_name == "lora"`), where a text value is otherwise looked for inside the argument's text.
     exact: bool = False
+    # (function, parameter) when the value is a bare name reading a parameter of a module-level function that never
+    # rebinds it (`attn_implementation=attn_implementation` in LLaVA's `def train(attn_implementation=None)`): the
+    # caller's argument decides it.
+    parameter: Optional[Tuple[str, str]] = None
 
 
 @dataclass(frozen=True)
@@ -295,6 +299,9 @@ class PythonModule:
     imports: Tuple[ImportInfo, ...] = ()
     # Names of functions called at module level or under `if __name__ == "__main__":`.
     main_calls: Tuple[str, ...] = ()
+    # The constant keyword arguments of those calls: (the function's last name, keyword, value as written), as
+    # LLaVA's `train_mem.py` calls `train(attn_implementation="flash_attention_2")`.
+    main_call_arguments: Tuple[Tuple[str, str, Setting], ...] = ()
     # Names of the functions and classes the module defines at its top level.
     defines: Tuple[str, ...] = ()
     # Functions the module hands an argument parser to (`add_encoder_params(parser)`): they may add options.

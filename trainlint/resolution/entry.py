@@ -1,7 +1,7 @@
 """What an entry script and the local modules it imports tell about its settings."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -521,6 +521,29 @@ def _merge(facts: EntryFacts) -> None:
         facts.takes_any_flag = facts.takes_any_flag or module.takes_any_flag
         facts.known_args_rest_used = facts.known_args_rest_used or module.known_args_rest_used
         facts.diagnostics.extend(module.diagnostics)
+    _bind_call_arguments(facts)
+
+
+def _bind_call_arguments(facts: EntryFacts) -> None:
+    """Keywords that read a function's parameter take the constant the entry script passes it when it runs (LLaVA's
+    `train_mem.py` calls `train(attn_implementation="flash_attention_2")`, and `train()` hands that parameter to
+    `from_pretrained`); the entry is the only caller whose arguments are known to run."""
+    if not facts.modules:
+        return
+    passed = {(function, name): setting for function, name, setting in facts.modules[0].main_call_arguments}
+    if not passed:
+        return
+
+    def bound(keyword: Keyword) -> Keyword:
+        argument = passed.get(keyword.parameter) if keyword.parameter is not None else None
+        if argument is None:
+            return keyword
+        # The value's place is the call's argument: where to edit it.
+        return replace(keyword, setting=replace(argument, kind=keyword.setting.kind, note=keyword.setting.note,
+                                                written_as=keyword.setting.written_as), parameter=None)
+
+    facts.config_keywords[:] = [bound(keyword) for keyword in facts.config_keywords]
+    facts.other_keywords[:] = [(callee, bound(keyword)) for callee, keyword in facts.other_keywords]
 
 
 def _local_bases(info: DataclassInfo, classes: Dict[str, DataclassInfo]) -> List[str]:

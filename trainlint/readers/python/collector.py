@@ -24,7 +24,7 @@ from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.fire_cli import FIRE_CALLEE, is_fire_call, read_command_line
 from trainlint.readers.python.freezing import FreezeReader, is_freeze_call
-from trainlint.readers.python.imports import import_from_info, import_infos, main_calls
+from trainlint.readers.python.imports import import_from_info, import_infos, main_call_arguments, main_calls
 from trainlint.readers.python.overrides import (
     CAST_CALLEES,
     KBIT_PREPARATION,
@@ -108,6 +108,7 @@ class Collector(cst.CSTVisitor):
             overrides=tuple(found.overrides),
             imports=tuple(found.imports),
             main_calls=main_calls(self.ctx),
+            main_call_arguments=main_call_arguments(self.ctx),
             parse_known_args=found.parse_known_args,
             takes_any_flag=found.takes_any_flag,
             other_keywords=tuple(found.other_keywords) + tuple(self.overrides.attention_keywords()),

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from trainlint.core import Setting, SourceKind
 from trainlint.readers.facts import ImportInfo
 
 if TYPE_CHECKING:
@@ -163,29 +164,69 @@ def main_calls(ctx: Context) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in found if name))
 
 
+def main_call_arguments(ctx: Context) -> Tuple[Tuple[str, str, Setting], ...]:
+    """The constant keyword arguments of the calls `main_calls` finds: (the function's last name, keyword, value)."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.expressions import NotLiteral, is_main_guard, last_name, literal_value
+
+    found: List[Tuple[str, str, Setting]] = []
+    for statement in ctx.module.body:
+        if ctx.calling is not None and id(statement) not in ctx.calling:
+            continue
+        if isinstance(statement, cst.If) and is_main_guard(statement.test):
+            calls = _outer_calls(statement.body)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            calls = [call for call in _outer_calls(statement) if isinstance(call.func, cst.Name)]
+        else:
+            continue
+        for call in calls:
+            function = last_name(call.func)
+            for arg in call.args:
+                if arg.keyword is None or function is None:
+                    continue
+                value = literal_value(arg.value)
+                if not isinstance(value, NotLiteral):
+                    setting = Setting(value, SourceKind.CODE_KEYWORD, ctx.origin(arg.value), ctx.text(arg.value),
+                                      note=f"{function}({arg.keyword.value}=...)", written_as=arg.keyword.value)
+                    found.append((function, arg.keyword.value, setting))
+    return tuple(found)
+
+
 def _called_in(block: cst.CSTNode, dotted_ok: bool) -> List[str]:
     """Outermost calls of the simple statements in a block (`main()`, `x = train()`, `fire.Fire(main)`)."""
     import libcst as cst  # lazy, as in import_infos
 
     from trainlint.readers.python.expressions import dotted_name, last_name
-    from trainlint.readers.python.walk import children
 
     names: List[str] = []
+    for node in _outer_calls(block):
+        callee = dotted_name(node.func)
+        if callee is not None and (dotted_ok or isinstance(node.func, cst.Name)):
+            names.append(callee)
+        if last_name(node.func) == "Fire" and node.args:
+            target = dotted_name(node.args[0].value)
+            if target is not None:
+                names.append(target)
+    return names
+
+
+def _outer_calls(block: cst.CSTNode) -> List[cst.Call]:
+    """The outermost calls of the simple statements in a block, outside the functions and classes it defines."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.walk import children
+
+    calls: List[cst.Call] = []
 
     def visit(node: cst.CSTNode) -> None:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return
         if isinstance(node, cst.Call):
-            callee = dotted_name(node.func)
-            if callee is not None and (dotted_ok or isinstance(node.func, cst.Name)):
-                names.append(callee)
-            if last_name(node.func) == "Fire" and node.args:
-                target = dotted_name(node.args[0].value)
-                if target is not None:
-                    names.append(target)
+            calls.append(node)
             return
         for child in children(node):
             visit(child)
 
     visit(block)
-    return names
+    return calls

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, Optional
+from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 
@@ -59,6 +59,12 @@ class ValueReader:
             reason = f"from {'not ' if negated else ''}{dotted_name(inner)}"
             unknown = Setting(Unknown(reason), kind, origin, text, note=note, written_as=written_as)
             return Keyword(name, unknown, reference, negated)
+        # Only a keyword naming a knob: the narrowing keeps every rebinding of the name it reads (narrowing.py).
+        parameter = self.function_parameter(value) if names_a_knob(name) else None
+        if parameter is not None:
+            reason = f"the parameter `{parameter[1]}` of `{parameter[0]}()`, which its caller sets"
+            unknown = Setting(Unknown(reason), kind, origin, text, note=note, written_as=written_as)
+            return Keyword(name, unknown, parameter=parameter)
         opaque = Unknown(f"expression `{ctx.short(value)}`")
         return Keyword(name, Setting(opaque, kind, origin, text, note=note, written_as=written_as))
 
@@ -92,6 +98,23 @@ class ValueReader:
     def _command_parameter(self, node: cst.Name) -> Optional[str]:
         """The parameter of a command function a bare name reads, from that function or one nested in it."""
         ctx = self.ctx
+        function = self._parameter_owner(node)
+        command = function is not None and function.name.value in ctx.command_functions
+        return node.value if command else None
+
+    def function_parameter(self, node: CstExpr) -> Optional[Tuple[str, str]]:
+        """(function, parameter) for a bare name reading a parameter of a module-level function (not a command
+        function, whose parameters are the command line's), from that function or one nested in it."""
+        if not isinstance(node, cst.Name):
+            return None
+        function = self._parameter_owner(node)
+        if function is None or function.name.value in self.ctx.command_functions:
+            return None
+        return function.name.value, node.value
+
+    def _parameter_owner(self, node: cst.Name) -> Optional[cst.FunctionDef]:
+        """The module-level function whose parameter a bare name reads, when that function never rebinds it."""
+        ctx = self.ctx
         for scope in ctx.enclosing(node):
             if isinstance(scope, (cst.Lambda, cst.ClassDef, *_COMPREHENSIONS)):
                 if isinstance(scope, cst.Lambda) and node.value in parameter_names(scope.params):
@@ -100,8 +123,8 @@ class ValueReader:
             if not isinstance(scope, cst.FunctionDef):
                 continue
             if node.value in parameter_names(scope.params):
-                command = scope.name.value in ctx.command_functions and ctx.functions.get(scope.name.value) is scope
-                return node.value if command and not ctx.assignments(scope, node.value) else None
+                top_level = ctx.functions.get(scope.name.value) is scope
+                return scope if top_level and not ctx.assignments(scope, node.value) else None
             if ctx.assignments(scope, node.value):
                 return None  # a local of a nested function
         return None
