@@ -169,3 +169,20 @@ def test_the_kernel_an_entry_passes_to_the_trainer_function_is_the_jobs(cli, tmp
     assert (chosen["value"] == "flash_attention_2") is refused
     flagged = [f for f in document["findings"] if f["code"] == "TL205"]
     assert [(f["path"], f["line"]) for f in flagged] == ([("train_mem.py", 4)] if refused else [])
+
+
+def test_a_memory_fix_puts_the_jobs_batch_on_its_command_not_in_the_entry_scripts_default(cli, tmp_path):
+    # DeepSpeed-Chat's single-GPU OPT launcher leaves the batch to main.py's default of 16, which every other launch
+    # of main.py that omits the flag (a README's command among them) reads too.
+    from trainlint.checks._examples import TRAIN_PY, ZERO2
+
+    train_py = TRAIN_PY.replace("{eval_dataset}", "None").replace(
+        "    model_max_length: int = field(default=2048)\n",
+        "    model_max_length: int = field(default=2048)\n    per_device_train_batch_size: int = field(default=16)\n")
+    write_tree(tmp_path, {"train.py": train_py, "zero2.json": ZERO2, "finetune.sh": (
+        "deepspeed --num_gpus 1 train.py --model_name_or_path facebook/opt-350m \\\n"
+        "    --bf16 True --deepspeed zero2.json \\\n    --gradient_accumulation_steps 8 > train.log\n")})
+    cli.run(tmp_path, "fix", "--isolated", "--gpu", "rtx3090", "--num-gpus", "1", "--preserve-effective-batch")
+    assert (tmp_path / "train.py").read_text() == train_py
+    launcher = (tmp_path / "finetune.sh").read_text()
+    assert "--per_device_train_batch_size 8 > train.log" in launcher and "--gradient_accumulation_steps 16" in launcher

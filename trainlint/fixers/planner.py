@@ -244,7 +244,9 @@ class Planner:
         if not fix.changes and not fix.edits:
             return PlannedFix(finding, (), Applicability.DISPLAY_ONLY, "the fix names no change")
         try:
-            edits = self._text_edits(finding) + self._change_edits(finding)
+            # A memory rule's values fit the job to the machine asked about: like a port's, they go on this job's
+            # command rather than into an entry script default every other launch of it reads.
+            edits = self._text_edits(finding) + self._change_edits(finding, port=finding.code in PORT_PLAN_CODES)
             _check_consistent(edits)
             self._check_outside_readers(finding, edits)
         except Refused as refusal:
