@@ -442,7 +442,7 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
         name = knob_for(key, owner.namespace)
         if name is not None:
             build.candidates.add(name, setting)
-    out_of_view = _out_of_view(owner) if alone or owner is frameworks.LLAMAFACTORY_V1 else None
+    out_of_view = _out_of_view(owner, alone)
     # A file naming FSDP shards by itself; one naming a DeepSpeed config has it read (the reason then goes unused).
     fsdp_named = any(key.split(".", 1)[0] == "fsdp" for key in written)
     deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs, deepspeed.ConfigView(
@@ -462,15 +462,16 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
     owner.defaults(written, build.candidates)
 
 
-def _out_of_view(owner: Framework) -> Optional[str]:
-    """Why a file of HF arguments checked by itself (alignment-handbook's, TRL's, open-instruct's) leaves its
-    sharding and unwritten settings unknown: the script that parses it and the command that starts it
-    (`accelerate launch --config_file zero3.yaml --mixed_precision bf16 script.py recipe.yaml`) are not in
-    view. None for LLaMA-Factory and axolotl recipes, whose framework is known by their keys, except LLaMA-Factory
-    v1's, whose trainer's defaults are not modelled wherever the recipe is seen from."""
+def _out_of_view(owner: Framework, alone: bool) -> Optional[str]:
+    """Why a recipe leaves its sharding and unwritten settings unknown. A file of HF arguments checked by itself
+    (`alone`: alignment-handbook's, TRL's, open-instruct's): the script that parses it and the command that starts it
+    (`accelerate launch --config_file zero3.yaml --mixed_precision bf16 script.py recipe.yaml`) are not in view.
+    LLaMA-Factory v1's, wherever it is seen from: its trainer's defaults are not modelled. None for the other
+    LLaMA-Factory and axolotl recipes, whose framework is known by their keys, and for a file a command in view
+    reads."""
     if owner is frameworks.LLAMAFACTORY_V1:
         return LLAMAFACTORY_V1_UNMODELLED
-    if owner is not frameworks.HF_ARGUMENTS:
+    if owner is not frameworks.HF_ARGUMENTS or not alone:
         return None
     return "the file of arguments is checked by itself: the script that reads it and the command that starts it " \
            "are not in view"
