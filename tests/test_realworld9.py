@@ -186,3 +186,20 @@ def test_a_memory_fix_puts_the_jobs_batch_on_its_command_not_in_the_entry_script
     assert (tmp_path / "train.py").read_text() == train_py
     launcher = (tmp_path / "finetune.sh").read_text()
     assert "--per_device_train_batch_size 8 > train.log" in launcher and "--gradient_accumulation_steps 16" in launcher
+
+
+def test_one_repair_rejoins_a_command_a_comment_line_cuts_before_every_flag(cli, tmp_path):
+    # MiniCPM's SFT launcher explains each flag on a comment line of its own inside the continued command: bash ends
+    # the command at the first comment and runs each flag line as a command of its own.
+    flags = ["--model_name_or_path gpt2", "--per_device_train_batch_size 14", "--gradient_accumulation_steps 2",
+             "--bf16 True", "--output_dir out"]
+    lines = ["deepspeed --include localhost:0,1 train.py \\"]
+    for index, flag in enumerate(flags):
+        lines += [f"    # what {flag.split()[0]} does", f"    {flag}" + (" \\" if index < len(flags) - 1 else "")]
+    write_tree(tmp_path, {"train.py": _HF_TF32, "finetune.sh": "\n".join(lines) + "\n"})
+    [broken] = [f for f in _runs(cli, tmp_path)["findings"] if f["code"] == "TL304"]
+    assert len(broken["fix"]["edits"]) == len(flags)
+    cli.run(tmp_path, "fix", "--isolated", "--unsafe-fixes", "--select", "TL304")
+    assert (tmp_path / "finetune.sh").read_text() == "\n".join(
+        [lines[0], *(f"    {flag}" + (" \\" if i < len(flags) - 1 else "") for i, flag in enumerate(flags))]) + "\n"
+    assert not [f for f in _runs(cli, tmp_path)["findings"] if f["code"] == "TL304"]

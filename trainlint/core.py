@@ -243,6 +243,9 @@ class Diagnostic:
     message: str
     path: str
     origin: Optional[Origin] = None
+    # Further places of the same defect, which one repair covers with `origin` (the later breaks of a command that
+    # a broken continuation cuts into pieces).
+    also_at: Tuple[Origin, ...] = ()
 
 
 class Applicability(str, Enum):

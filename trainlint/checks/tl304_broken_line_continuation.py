@@ -53,4 +53,6 @@ class BrokenLineContinuation(Rule):
     def diagnostic_fix(self, diagnostic: Diagnostic) -> Optional[Fix]:
         if diagnostic.origin is None:
             return None
-        return Fix(Applicability.UNSAFE, "end the line with the backslash", edits=(Edit(diagnostic.origin, "\\"),))
+        places = (diagnostic.origin, *diagnostic.also_at)
+        return Fix(Applicability.UNSAFE, "end the line with the backslash",
+                   edits=tuple(Edit(origin, "\\") for origin in places))

@@ -74,6 +74,38 @@ def cut_off_argument(word: Optional[str]) -> bool:
 
 def orphan_word(doc: Doc, line_end: int) -> Optional[str]:
     """The first word of the next line when that line holds a command the break cut off."""
+    node = orphan_command(doc, line_end)
+    if node is None:
+        return None
+    first = node.named_children[0] if node.named_children else None
+    if first is not None and first.type == "variable_assignment":
+        first = next((c for c in node.named_children if c.type == "command_name"), first)
+    return shorten(node_text(doc, first), 40) if first is not None else None
+
+
+def later_breaks(doc: Doc, line_end: int) -> Tuple[Tuple[int, int], ...]:
+    """The spans of the breaks after the one ending at `line_end` that cut the same command again: MiniCPM's
+    launcher puts a comment line above each flag, so each flag line the first break orphans ends in a `\\` into the
+    next comment. Each is a (backslash, content end) span, as the first break's."""
+    spans = []
+    for _ in range(_MAX_LATER_BREAKS):
+        node = orphan_command(doc, line_end)
+        if node is None or not cut_off_argument(orphan_word(doc, line_end)):
+            break
+        found = broken_backslash(doc, node, node.end_byte) or continued_into_comment(doc, node.end_byte)
+        if found is None or not cut_off_argument(orphan_word(doc, found[2])):
+            break
+        spans.append((found[0], found[1]))
+        line_end = found[2]
+    return tuple(spans)
+
+
+# A command cut into more pieces than this is repaired in further rounds of `trainlint fix`.
+_MAX_LATER_BREAKS = 200
+
+
+def orphan_command(doc: Doc, line_end: int) -> Optional[Node]:
+    """The command the next line starts, when it starts one."""
     if line_end >= len(doc.data):
         return None
     start = line_end + 1
@@ -89,10 +121,7 @@ def orphan_word(doc: Doc, line_end: int) -> Optional[str]:
         node = node.parent
     if node is None or node.type != "command" or node.start_byte != first_char:
         return None
-    first = node.named_children[0] if node.named_children else None
-    if first is not None and first.type == "variable_assignment":
-        first = next((c for c in node.named_children if c.type == "command_name"), first)
-    return shorten(node_text(doc, first), 40) if first is not None else None
+    return node
 
 
 class ContinuationsMixin(ReaderBase):
@@ -139,4 +168,9 @@ class ContinuationsMixin(ReaderBase):
             )
         else:
             message += " and receives a stray ' ' argument; any flag added below it would be silently dropped"
-        self.diagnostics.append(Diagnostic(DiagnosticKind.BROKEN_LINE_CONTINUATION, message, self.source.path, origin))
+        later = later_breaks(doc, line_end) if orphan else ()
+        also_at = tuple(self._origin(doc.span(start, end)) for start, end in later)
+        if also_at:
+            message += f" (and {len(also_at)} more time{'s' if len(also_at) > 1 else ''} below, each repaired with it)"
+        self.diagnostics.append(Diagnostic(DiagnosticKind.BROKEN_LINE_CONTINUATION, message, self.source.path, origin,
+                                           also_at))
