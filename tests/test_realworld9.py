@@ -203,3 +203,12 @@ def test_one_repair_rejoins_a_command_a_comment_line_cuts_before_every_flag(cli,
     assert (tmp_path / "finetune.sh").read_text() == "\n".join(
         [lines[0], *(f"    {flag}" + (" \\" if i < len(flags) - 1 else "") for i, flag in enumerate(flags))]) + "\n"
     assert not [f for f in _runs(cli, tmp_path)["findings"] if f["code"] == "TL304"]
+
+
+def test_a_model_that_shares_a_catalog_row_is_named_as_the_job_writes_it(cli, tmp_path):
+    # LLamaTuner's pre-training launcher trains Qwen2.5-1.5B, whose dimensions are the Qwen2-1.5B row's, in fp32.
+    write_tree(tmp_path, {"train.py": _HF_TF32, "finetune.sh": (
+        "torchrun --nproc_per_node 1 train.py --model_name_or_path Qwen/Qwen2.5-1.5B "
+        "--per_device_train_batch_size 1\n")})
+    [fp32] = [f for f in _runs(cli, tmp_path)["findings"] if f["code"] == "TL105"]
+    assert fp32["message"].startswith("Qwen/Qwen2.5-1.5B (1.5B parameters) trains in fp32")

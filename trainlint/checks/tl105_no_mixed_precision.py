@@ -76,7 +76,11 @@ class NoMixedPrecision(Rule):
         if model is None or model.params < LARGE_MODEL_PARAMS or model.half_by_default:
             return
         knob = K.BF16 if ctx.gpu.bf16 else K.FP16
-        message = (f"{model.hf_repo or model.key} ({model.params / 1e9:.1f}B parameters) trains in fp32: "
+        # The name as the job writes it: Qwen2.5-1.5B shares Qwen2-1.5B's catalog row, and a message naming the row
+        # would name another model than the user's.
+        written = run.known(K.MODEL_NAME_OR_PATH)
+        name = written if isinstance(written, str) and written.strip() else model.hf_repo or model.key
+        message = (f"{name} ({model.params / 1e9:.1f}B parameters) trains in fp32: "
                    f"neither bf16 nor fp16 is on, so weights, gradients and activations take twice the memory")
         fix = Fix(Applicability.UNSAFE, f"train in {knob} mixed precision", (KnobChange(knob, False, True),))
         yield self.finding(run, message, at=run.setting(K.BF16), fix=fix)
