@@ -5,8 +5,10 @@ from typing import Iterable
 from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun
+from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Severity, TrainingRun
 from trainlint.knobs import K
+
+_RECIPE_LAUNCHERS = frozenset({Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.SWIFT, Launcher.ARGUMENTS_FILE})
 
 
 class Bf16UnsupportedGpu(Rule):
@@ -40,12 +42,19 @@ class Bf16UnsupportedGpu(Rule):
         Example("bf16 on V100", job("--bf16 True"), True, ("--gpu", "v100-32gb"), at="finetune.sh:3:12"),
         Example("fp16 on V100", job("--fp16 True"), False, ("--gpu", "v100-32gb")),
         Example("bf16 on A100", job("--bf16 True"), False, ("--gpu", "a100-80gb")),
+        # MoE-LLaVA keeps LLaVA's launchers, whose `llava/train/train_mem.py` it does not ship.
+        Example("bf16 for an entry script the tree does not hold, on V100",
+                {"finetune.sh": "deepspeed --num_gpus 8 llava/train/train_mem.py --bf16 True\n"}, False,
+                ("--gpu", "v100-32gb")),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if ctx.gpu_assumed or ctx.gpu.bf16:
             return
-        trainer_bf16 = known_bool(run, K.BF16)
+        # A launch flag means what the entry script's parser makes of it: one not read (missing, outside the tree) may
+        # not take `--bf16` as a precision at all. A recipe's key is its framework's, a DeepSpeed config's DeepSpeed's.
+        read = run.facts.entry_exists is True or run.launcher in _RECIPE_LAUNCHERS
+        trainer_bf16 = known_bool(run, K.BF16) if read else None
         ds_bf16 = known_bool(run, K.DS_BF16)
         if not trainer_bf16 and not ds_bf16:
             return
