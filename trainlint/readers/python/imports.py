@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind
 from trainlint.readers.facts import ImportInfo
@@ -149,43 +149,42 @@ def _top_level_statements(nodes: Iterable[cst.CSTNode]) -> Iterable[cst.BaseSmal
 
 def main_calls(ctx: Context) -> Tuple[str, ...]:
     """Functions called when the file runs: at module level (plain names) and under the main guard."""
+    found: List[str] = []
+    for block, dotted_ok in _blocks_run(ctx):
+        found.extend(_called_in(block, dotted_ok))
+    return tuple(dict.fromkeys(name for name in found if name))
+
+
+def _blocks_run(ctx: Context) -> Iterator[Tuple[cst.CSTNode, bool]]:
+    """The module's statements that run when the file runs (`ctx.calling` narrows them): each simple statement, and
+    each main guard's body, with whether a dotted callee there counts (`trainer.main()` under the guard does)."""
     import libcst as cst  # lazy, as in import_infos
 
     from trainlint.readers.python.expressions import is_main_guard
 
-    found: List[str] = []
     for statement in ctx.module.body:
         if ctx.calling is not None and id(statement) not in ctx.calling:
             continue
         if isinstance(statement, cst.If) and is_main_guard(statement.test):
-            found.extend(_called_in(statement.body, dotted_ok=True))
+            yield statement.body, True
         elif isinstance(statement, cst.SimpleStatementLine):
-            found.extend(_called_in(statement, dotted_ok=False))
-    return tuple(dict.fromkeys(name for name in found if name))
+            yield statement, False
 
 
 def main_call_arguments(ctx: Context) -> Tuple[Tuple[str, str, Setting], ...]:
     """The constant keyword arguments of the calls `main_calls` finds: (the function's last name, keyword, value)."""
     import libcst as cst  # lazy, as in import_infos
 
-    from trainlint.readers.python.expressions import NotLiteral, is_main_guard, last_name, literal_value
+    from trainlint.readers.python.expressions import NOT_LITERAL, NotLiteral, last_name, literal_value
 
     found: List[Tuple[str, str, Setting]] = []
-    for statement in ctx.module.body:
-        if ctx.calling is not None and id(statement) not in ctx.calling:
-            continue
-        if isinstance(statement, cst.If) and is_main_guard(statement.test):
-            calls = _outer_calls(statement.body)
-        elif isinstance(statement, cst.SimpleStatementLine):
-            calls = [call for call in _outer_calls(statement) if isinstance(call.func, cst.Name)]
-        else:
-            continue
-        for call in calls:
+    for block, dotted_ok in _blocks_run(ctx):
+        for call in _outer_calls(block):
             function = last_name(call.func)
+            if function is None or not (dotted_ok or isinstance(call.func, cst.Name)):
+                continue
             for arg in call.args:
-                if arg.keyword is None or function is None:
-                    continue
-                value = literal_value(arg.value)
+                value = literal_value(arg.value) if arg.keyword is not None else NOT_LITERAL
                 if not isinstance(value, NotLiteral):
                     setting = Setting(value, SourceKind.CODE_KEYWORD, ctx.origin(arg.value), ctx.text(arg.value),
                                       note=f"{function}({arg.keyword.value}=...)", written_as=arg.keyword.value)
