@@ -13,4 +13,5 @@ torchrun --nproc_per_node=4 --master_port=29501 train.py \
     --learning_rate 2e-5 \
     --fsdp "full_shard auto_wrap" \
     --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer' \
+    --tf32 True \
     --model_max_length 512
