@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 from trainlint.checks._examples import TRAIN_PY, job
 from trainlint.checks.base import CheckContext, Example, Rule
@@ -24,12 +24,16 @@ class FlashAttentionUnsupportedGpu(Rule):
     ## What it does
     Reports a job that attends with FlashAttention-2 (`attn_implementation="flash_attention_2"`, or a
     `replace_<family>_attn_with_flash_attn()` patch such as FastChat's `train_mem.py` applies) when the target GPU,
-    named with `--gpu`, predates Ampere (V100, T4).
+    named with `--gpu`, predates Ampere (V100, T4), and one that attends with FlashAttention-3
+    (`flash_attention_3`) when it predates Hopper (A100, A6000, RTX 4090). Blackwell and ROCm cards are not judged
+    for FlashAttention-3.
 
     ## Why is this bad
     FlashAttention-2's kernels run on compute capability 8.0 and up only: the first forward pass stops with
     "FlashAttention only supports Ampere GPUs or newer". The launchers written for A100s run `train_mem.py`; on a
     V100 the same job needs SDPA, eager or xformers attention (FastChat and LLaVA ship a `train_xformers.py`).
+    FlashAttention-3's kernels are built for Hopper alone (ms-swift's example of it ran on H20s): ported to an A100,
+    such a job stops before its first step.
 
     ## Example
     ```python
@@ -47,7 +51,7 @@ class FlashAttentionUnsupportedGpu(Rule):
     code = "TL205"
     name = "flash-attention-unsupported-gpu"
     severity = Severity.ERROR
-    summary = "FlashAttention-2 on a GPU that predates Ampere"
+    summary = "FlashAttention-2 on a GPU that predates Ampere, or FlashAttention-3 on one that predates Hopper"
     examples = (
         Example("a FlashAttention patch on V100", job("--fp16 True", extra={"train.py": _PATCHED_ENTRY}), True,
                 ("--gpu", "v100-32gb"), at="train.py:8:1"),
@@ -62,6 +66,14 @@ class FlashAttentionUnsupportedGpu(Rule):
         Example("LLaMA-Factory's switch, which falls back without flash-attn", {"sft.yaml": (
             "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nflash_attn: fa2\n"
             "per_device_train_batch_size: 1\ncutoff_len: 1024\nfp16: true\n")}, False, ("--gpu", "v100-32gb")),
+        Example("FlashAttention-3 on A100", {"config_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen2.5-7B\nattn_implementation: flash_attention_3\n"
+            "per_device_train_batch_size: 1\nmax_seq_length: 1024\nbf16: true\n")},
+                True, ("--gpu", "a100-80gb"), at="config_sft.yaml:2:22"),
+        Example("FlashAttention-3 on H100", {"config_sft.yaml": (
+            "model_name_or_path: Qwen/Qwen2.5-7B\nattn_implementation: flash_attention_3\n"
+            "per_device_train_batch_size: 1\nmax_seq_length: 1024\nbf16: true\n")},
+                False, ("--gpu", "h100")),
         Example("attn_implementation in a file of TRL arguments on V100", {"config_sft.yaml": (
             "model_name_or_path: Qwen/Qwen2.5-7B\nattn_implementation: flash_attention_2\n"
             "per_device_train_batch_size: 1\nmax_seq_length: 1024\nfp16: true\n")},
@@ -69,35 +81,48 @@ class FlashAttentionUnsupportedGpu(Rule):
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
-        if ctx.gpu_assumed or ctx.gpu.runs_flash_attention:
+        if ctx.gpu_assumed:
             return
         chosen = _flash_attention(run)
         if chosen is None:
             return
-        message = (f"`{_as_written(chosen)}` attends with FlashAttention-2, which {ctx.gpu.name} cannot "
-                   "run (compute capability 8.0 and up): the first forward pass stops (\"FlashAttention only supports "
-                   "Ampere GPUs or newer\"); use SDPA, eager or xformers attention on this GPU")
-        yield self.finding(run, message, at=chosen)
+        setting, version = chosen
+        if version == 2 and not ctx.gpu.runs_flash_attention:
+            requirement = "compute capability 8.0 and up"
+            consequence = "the first forward pass stops (\"FlashAttention only supports Ampere GPUs or newer\")"
+        elif version == 3 and not ctx.gpu.fa3:
+            requirement = "its kernels are built for Hopper GPUs, H100 to H20"
+            consequence = "the job stops before its first step"
+        else:
+            return
+        instead = "SDPA, eager or xformers attention" + (", or FlashAttention-2," if version == 3 else "")
+        message = (f"`{_as_written(setting)}` attends with FlashAttention-{version}, which {ctx.gpu.name} cannot run "
+                   f"({requirement}): {consequence}; use {instead} on this GPU")
+        yield self.finding(run, message, at=setting)
 
 
-def _flash_attention(run: TrainingRun) -> Optional[Setting]:
-    """The setting that makes the job attend with FlashAttention-2, when one certainly does: the kernel named itself
-    (`attn_implementation`, ms-swift's `attn_impl`), where it was written, or a FlashAttention patch. A switch
-    (`flash_attn: fa2`, `--use_flash_attn`) is not enough: LLaMA-Factory falls back to the default attention when
-    flash-attn is not installed, and a script's own switch may do the same."""
+def _flash_attention(run: TrainingRun) -> Optional[Tuple[Setting, int]]:
+    """The setting that makes the job attend with FlashAttention, and its version, when one certainly does: the kernel
+    named itself (`attn_implementation`, ms-swift's `attn_impl`), where it was written, or a FlashAttention patch (of
+    FastChat's FlashAttention-2 era). A switch (`flash_attn: fa2`, `--use_flash_attn`) is not enough: LLaMA-Factory
+    falls back to the default attention when flash-attn is not installed, and a script's own switch may do the same."""
     chosen = run.setting(K.ATTN_IMPLEMENTATION)
-    if chosen is not None and isinstance(chosen.value, str) and chosen.value.strip() == "flash_attention_2":
+    version = _VERSIONS.get(chosen.value.strip()) if chosen is not None and isinstance(chosen.value, str) else None
+    if chosen is not None and version is not None:
         switch = run.setting(K.FLASH_ATTENTION)
         from_switch = switch is not None and any(step is switch for step in _chain(chosen))
         # axolotl turns its own `flash_attention: true` into attn_implementation (normalize_attn_implementation),
         # with no fallback.
         if not from_switch or run.launcher == Launcher.AXOLOTL:
-            return chosen.head() if chosen.origin is None else chosen
+            return (chosen.head() if chosen.origin is None else chosen), version
     patch = run.setting(K.ATTENTION_PATCH)
     match = ATTENTION_PATCH.match(patch.written_as or "") if patch is not None else None
     if match is not None and match["kernel"] == "flash":
-        return patch
+        return patch, 2
     return None
+
+
+_VERSIONS = {"flash_attention_2": 2, "flash_attention_3": 3}
 
 
 def _chain(setting: Setting) -> Iterable[Setting]:

@@ -21,6 +21,9 @@ class Gpu:
     # transformers refuses `tf32=True` on a CUDA device below compute capability 8.0 (V100, T4). ROCm cards are
     # listed with it: what transformers' check answers there depends on the build, and no refusal is certain.
     tf32: bool = True
+    # FlashAttention-3's kernels are built for Hopper (H100, H800, H200, H20): a card before it cannot run them.
+    # Blackwell and ROCm cards are listed with it: whether a build of theirs runs is not certain either way.
+    fa3: bool = True
     aliases: Tuple[str, ...] = ()
     key: str = ""
     source: str = ""
@@ -57,6 +60,7 @@ def _load() -> Dict[str, Gpu]:
             total_gib=float(row["total_gib"]),
             bf16=row["bf16"].strip().lower() == "true",
             tf32=row["tf32"].strip().lower() == "true",
+            fa3=row["fa3"].strip().lower() == "true",
             aliases=aliases,
             key=row["key"],
             source=row["source"],
