@@ -24,6 +24,8 @@ class Gpu:
     # FlashAttention-3's kernels are built for Hopper (H100, H800, H200, H20): a card before it cannot run them.
     # Blackwell and ROCm cards are listed with it: whether a build of theirs runs is not certain either way.
     fa3: bool = True
+    # fp8 matmuls (torchao's float8 training) need compute capability 8.9 and up: a card before Ada has none.
+    fp8: bool = True
     aliases: Tuple[str, ...] = ()
     key: str = ""
     source: str = ""
@@ -61,6 +63,7 @@ def _load() -> Dict[str, Gpu]:
             bf16=row["bf16"].strip().lower() == "true",
             tf32=row["tf32"].strip().lower() == "true",
             fa3=row["fa3"].strip().lower() == "true",
+            fp8=row["fp8"].strip().lower() == "true",
             aliases=aliases,
             key=row["key"],
             source=row["source"],
