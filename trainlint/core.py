@@ -203,6 +203,9 @@ class Launcher(str, Enum):
 # through LOCAL_RANK): DeepSpeed's, torchrun and its module forms, accelerate.
 DISTRIBUTED_LAUNCHERS = frozenset({Launcher.DEEPSPEED, Launcher.TORCHRUN, Launcher.TORCH_DISTRIBUTED_RUN,
                                    Launcher.TORCH_DISTRIBUTED_LAUNCH, Launcher.ACCELERATE})
+# Launchers whose job a recipe file holds, read by the framework the launcher names (its keys mean that framework's
+# settings, whatever script starts it).
+RECIPE_LAUNCHERS = frozenset({Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.ARGUMENTS_FILE})
 
 
 class ModelSource(str, Enum):

@@ -5,10 +5,8 @@ from typing import Iterable
 from trainlint.checks._conditions import known_bool
 from trainlint.checks._examples import job
 from trainlint.checks.base import CheckContext, Example, Rule
-from trainlint.core import Applicability, Finding, Fix, KnobChange, Launcher, Severity, TrainingRun
+from trainlint.core import RECIPE_LAUNCHERS, Applicability, Finding, Fix, KnobChange, Launcher, Severity, TrainingRun
 from trainlint.knobs import K
-
-_RECIPE_LAUNCHERS = frozenset({Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.SWIFT, Launcher.ARGUMENTS_FILE})
 
 
 class Bf16UnsupportedGpu(Rule):
@@ -53,7 +51,8 @@ class Bf16UnsupportedGpu(Rule):
             return
         # A launch flag means what the entry script's parser makes of it: one not read (missing, outside the tree) may
         # not take `--bf16` as a precision at all. A recipe's key is its framework's, a DeepSpeed config's DeepSpeed's.
-        read = run.facts.entry_exists is True or run.launcher in _RECIPE_LAUNCHERS
+        # ms-swift's commands are read by its own flags' table.
+        read = run.facts.entry_exists is True or run.launcher in RECIPE_LAUNCHERS or run.launcher == Launcher.SWIFT
         trainer_bf16 = known_bool(run, K.BF16) if read else None
         ds_bf16 = known_bool(run, K.DS_BF16)
         if not trainer_bf16 and not ds_bf16:

@@ -11,6 +11,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from trainlint.checks._deepspeed_keys import batch_key_changes
 from trainlint.core import (
+    RECIPE_LAUNCHERS,
     Applicability,
     Edit,
     Finding,
@@ -61,7 +62,6 @@ _BELOW_LAUNCHER = {SourceKind.CONFIG_FILE, SourceKind.CODE_KEYWORD, SourceKind.D
                    SourceKind.SBATCH}
 # Defaults an entry script declares for its own options.
 _SCRIPT_DEFAULTS = {SourceKind.DATACLASS_DEFAULT, SourceKind.ARGPARSE_DEFAULT, SourceKind.PARAMETER_DEFAULT}
-_RECIPE_LAUNCHERS = (Launcher.LLAMAFACTORY_CLI, Launcher.AXOLOTL, Launcher.ARGUMENTS_FILE)
 
 
 def _check_called_script(run: TrainingRun, edits: List[Edit]) -> None:
@@ -487,7 +487,7 @@ class Planner:
         if run.origin is None:
             raise Refused(f"nothing sets {knob} and the job has no file to add it to")
         kind = file_kind(run.origin.path)
-        if run.launcher in _RECIPE_LAUNCHERS and kind == FileKind.YAML:
+        if run.launcher in RECIPE_LAUNCHERS and kind == FileKind.YAML:
             return editors.yaml.insert_key(run, knob, new, self.read)
         if run.launcher == Launcher.AXOLOTL and run.recipe is not None:
             # A recipe the command runs: the new key goes there, when no other job reads it.
@@ -570,7 +570,7 @@ def _followers(run: TrainingRun, knob: str, winner: Setting) -> Tuple[str, ...]:
 
 def _passes_flags(run: TrainingRun) -> bool:
     return (run.origin is not None and file_kind(run.origin.path) == FileKind.SHELL
-            and run.launcher not in _RECIPE_LAUNCHERS and run.origin.end_byte > run.origin.start_byte)
+            and run.launcher not in RECIPE_LAUNCHERS and run.origin.end_byte > run.origin.start_byte)
 
 
 def _matches(raw: str, text: str) -> bool:
