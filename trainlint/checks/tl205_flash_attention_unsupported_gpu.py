@@ -110,7 +110,7 @@ def _flash_attention(run: TrainingRun) -> Optional[Tuple[Setting, int]]:
     version = _VERSIONS.get(chosen.value.strip()) if chosen is not None and isinstance(chosen.value, str) else None
     if chosen is not None and version is not None:
         switch = run.setting(K.FLASH_ATTENTION)
-        from_switch = switch is not None and any(step is switch for step in _chain(chosen))
+        from_switch = switch is not None and any(step is switch for step in chosen.chain())
         # axolotl turns its own `flash_attention: true` into attn_implementation (normalize_attn_implementation),
         # with no fallback.
         if not from_switch or run.launcher == Launcher.AXOLOTL:
@@ -123,15 +123,6 @@ def _flash_attention(run: TrainingRun) -> Optional[Tuple[Setting, int]]:
 
 
 _VERSIONS = {"flash_attention_2": 2, "flash_attention_3": 3}
-
-
-def _chain(setting: Setting) -> Iterable[Setting]:
-    """The setting and every one it was computed from."""
-    stack = [setting]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.via)
 
 
 def _as_written(setting: Setting) -> str:

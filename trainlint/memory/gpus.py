@@ -18,9 +18,6 @@ class Gpu:
     name: str
     total_gib: float
     bf16: bool
-    # transformers refuses `tf32=True` on a CUDA device below compute capability 8.0 (V100, T4). ROCm cards are
-    # listed with it: what transformers' check answers there depends on the build, and no refusal is certain.
-    tf32: bool = True
     # FlashAttention-3's kernels are built for Hopper (H100, H800, H200, H20): a card before it cannot run them.
     # Blackwell and ROCm cards are listed with it: whether a build of theirs runs is not certain either way.
     fa3: bool = True
@@ -29,6 +26,13 @@ class Gpu:
     aliases: Tuple[str, ...] = ()
     key: str = ""
     source: str = ""
+
+    @property
+    def tf32(self) -> bool:
+        """transformers refuses `tf32=True` on a CUDA device below compute capability 8.0 (its is_torch_tf32_available),
+        the generation that first brought bf16: a card without bf16 (V100, T4) has no TF32. ROCm cards count as
+        having it: what that check answers there depends on the build, and no refusal is certain."""
+        return self.bf16
 
     @property
     def runs_flash_attention(self) -> bool:
@@ -61,7 +65,6 @@ def _load() -> Dict[str, Gpu]:
             name=row["name"],
             total_gib=float(row["total_gib"]),
             bf16=row["bf16"].strip().lower() == "true",
-            tf32=row["tf32"].strip().lower() == "true",
             fa3=row["fa3"].strip().lower() == "true",
             fp8=row["fp8"].strip().lower() == "true",
             aliases=aliases,
