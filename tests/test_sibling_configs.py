@@ -3,6 +3,7 @@ cannot be edited for that job alone, so the job's `--deepspeed` is pointed at a 
 planned settings and nothing else of the training changed (LLaVA's zero2.json, zero3.json, zero3_offload.json)."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -168,3 +169,23 @@ def test_a_path_built_from_variables_is_not_written_out_whole(tmp_path, monkeypa
     result = lint([Path("scripts")], make_target(gpu="a100-40gb", num_gpus=4))
     plans = {plan.finding.path: plan for plan in plan_fixes(result, unsafe=False) if plan.code == "TL108"}
     assert not plans["scripts/finetune_13b.sh"].edits
+
+
+def test_a_copy_made_for_one_stage_is_the_sibling_of_the_next_stage_that_needs_the_same(cli, tmp_path):
+    # Two stages of one launcher read configs that other launchers share and that differ only in their offload;
+    # onto 8 x V100 both need ZeRO-3 with the optimizer offloaded. The first stage gets a copy named after the
+    # launcher; the second is pointed at that copy in the same fix, as a second `fix` would do, instead of being
+    # left for a person because the copy's name is taken.
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(__file__).parent / "samples" / "own_config_two_stages", repo)
+    v100 = ("--gpu", "v100-32gb", "--num-gpus", "8", "--isolated")
+    code, out, err = cli.run(repo, "fix", *v100)
+    assert code in (0, 1), err
+    assert "Left for a human" not in out
+    launcher = (repo / "scripts" / "stage_1_2_full_13b.sh").read_text().splitlines()
+    assert launcher.count("    --deepspeed ./scripts/stage_1_2_full_13b_zero3_offload.json \\") == 2
+    copy = json.loads((repo / "scripts" / "stage_1_2_full_13b_zero3_offload.json").read_text())
+    assert copy["zero_optimization"]["stage"] == 3
+    assert copy["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
+    _, again, notes = cli.run(repo, "fix", "--diff", *v100)
+    assert again == "" and "No fixes would be applied." in notes

@@ -56,7 +56,7 @@ def plan_fixes(result: LintResult, unsafe: bool, read: Optional[Reader] = None,
                edited: FrozenSet[Path] = frozenset()) -> List[PlannedFix]:
     """A plan for every finding that carries a fix, those that would be applied first (safe ones,
     then unsafe ones when `unsafe`), so that when two collide the safer one wins. `edited`: the files earlier
-    rounds of this fix rewrote (resolved)."""
+    rounds of this fix rewrote in place (resolved)."""
     planner = _planner(result, read, edited)
     plans = [plan for plan in (planner.plan(f) for f in result.findings) if plan is not None]
     return sorted(plans, key=lambda p: (not p.applies(unsafe), -p.applicability.rank))
@@ -225,12 +225,21 @@ def _states_no_gpu_count(run: TrainingRun) -> bool:
     return launcher_gpu_count(run) is None
 
 
+def _rewritten_in_place(originals: Dict[Path, Optional[bytes]]) -> Set[Path]:
+    """The files of a round that were there before it (resolved). A file the round created is not among them: it is
+    a job's own copy of a config, named after what it holds, which a later round may take as another job's sibling
+    config as a second `fix` would; a config rewritten in place holds what was planned for other jobs under a name
+    that may no longer say so (a `zero2.json` at stage 3)."""
+    return {safe_resolve(path) for path, data in originals.items() if data is not None}
+
+
 class _MemoryFiles:
     """`--diff`: every round's contents held in memory (None: a file created, then removed again); the lint reads
     them through an overlay."""
 
     def __init__(self) -> None:
         self.contents: Dict[Path, Optional[bytes]] = {}
+        self.rewritten: Set[Path] = set()  # resolved: the files earlier rounds rewrote in place
 
     def read(self, path: str) -> Optional[bytes]:
         held = self.contents.get(safe_resolve(path))
@@ -242,12 +251,13 @@ class _MemoryFiles:
 
     def plan(self, result: LintResult, unsafe: bool) -> List[PlannedFix]:
         with reading_overlay(self.contents):  # the planner re-reads launchers too
-            return plan_fixes(result, unsafe, self.read, frozenset(self.contents))
+            return plan_fixes(result, unsafe, self.read, frozenset(self.rewritten))
 
     def commit(self, contents: Dict[Path, Optional[bytes]], originals: Dict[Path, Optional[bytes]],
                scan_stamps) -> None:
         for path, data in contents.items():
             self.contents[safe_resolve(path)] = data
+        self.rewritten.update(_rewritten_in_place(originals))
 
     def close(self) -> None:
         pass
@@ -262,7 +272,7 @@ class _DiskFiles:
         self.lock_wait = lock_wait
         self.lock: Optional[TreeLock] = None
         self.notes: List[str] = []
-        self.written: Set[Path] = set()  # resolved: the files earlier rounds rewrote
+        self.rewritten: Set[Path] = set()  # resolved: the files earlier rounds rewrote in place
 
     read = staticmethod(read_disk)
 
@@ -271,7 +281,7 @@ class _DiskFiles:
         return lint()
 
     def plan(self, result: LintResult, unsafe: bool) -> List[PlannedFix]:
-        return plan_fixes(result, unsafe, read_disk, frozenset(self.written))
+        return plan_fixes(result, unsafe, read_disk, frozenset(self.rewritten))
 
     def _tree(self, paths: Sequence[Path]) -> List[Path]:
         if self.roots is None:
@@ -293,7 +303,7 @@ class _DiskFiles:
             self.notes.extend(recover_locked(roots[0]))
         Transaction(roots[0], roots).apply(
             [FileChange(path, originals[path], data) for path, data in contents.items()])
-        self.written.update(safe_resolve(path) for path in contents)
+        self.rewritten.update(_rewritten_in_place(originals))
 
     def close(self) -> None:
         if self.lock is not None:

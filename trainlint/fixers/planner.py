@@ -110,8 +110,8 @@ class Planner:
 
     def __init__(self, result: LintResult, edited: FrozenSet[Path] = frozenset()) -> None:
         self.result = result
-        # Files earlier rounds of this fix rewrote (resolved): no sibling config to point a job at, since what they
-        # hold now was planned for other jobs.
+        # Files earlier rounds of this fix rewrote in place (resolved): no sibling config to point a job at, since
+        # what they hold now was planned for other jobs.
         self.edited = edited
         self.runs: Dict[str, TrainingRun] = {run.id: run for run in result.scan.runs}
         self.read = _FileCache()

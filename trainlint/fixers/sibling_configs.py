@@ -53,7 +53,7 @@ def sibling_config(run: TrainingRun, planned: Mapping[str, Value], overrides: Ma
                    gpu: Gpu, excluded: AbstractSet[Path] = frozenset()) -> SiblingSearch:
     """A JSON config beside the job's DeepSpeed config that gives the `planned` ZeRO values (knob -> value) with
     nothing else of the training changed, and with which the job fits `gpu` under the plan's `overrides`. Files in
-    `excluded` (resolved: those this fix rewrote for other jobs) are not taken."""
+    `excluded` (resolved: those this fix rewrote in place for other jobs) are not taken."""
     stage = run.setting(K.ZERO_STAGE)
     if stage is None or stage.kind != SourceKind.CONFIG_FILE or stage.origin is None \
             or file_kind(stage.origin.path) != FileKind.JSON:
