@@ -105,17 +105,21 @@ def test_an_unconditional_freeze_loop_counts_the_llm_frozen_and_ends_a_false_ala
     assert isinstance(setting.value, Unknown) and setting.origin.line == 20
 
 
-def test_a_freeze_that_certainly_runs_is_true_and_weights_and_activations_stay(tmp_path):
+def test_a_freeze_that_certainly_runs_is_true_the_weights_stay_and_the_last_layer_keeps_activations(tmp_path):
     _, full = _estimate(_write(tmp_path / "full", "    pass"))
     result, frozen = _estimate(_write(tmp_path / "frozen", "    model.model.requires_grad_(False)"))
     [run] = result.scan.runs
     assert run.setting(FROZEN_IN_CODE).value is True
     assert any(note.startswith("parameters frozen in code at ") and note.endswith(
-        "train.py:21: trainable set unknown, assumed frozen") for note in frozen.unknowns)
+        "train.py:21: trainable set unknown, assumed frozen, with the activations of the last layer alone")
+        for note in frozen.unknowns)
     assert frozen.breakdown["optimizer"] < full.breakdown["optimizer"] / 100
     # The weights are all held (fp32, as loaded); only the 16-bit copies autocast keeps of trained weights go.
     assert abs(frozen.breakdown["weights"] - full.breakdown["weights"] * 4 / 6) < 0.2
-    assert frozen.breakdown["activations"] == full.breakdown["activations"]
+    # No layer ahead of the first trainable one keeps activations for the backward pass, and the first trainable
+    # one may be the last (here only the head trains): one layer's stored activations of 32, and the working memory
+    # of its backward, are left (55 GiB in full without checkpointing, about 3 frozen).
+    assert 0 < frozen.breakdown["activations"] < full.breakdown["activations"] / 10
 
 
 def test_a_freeze_under_tune_mm_mlp_adapter_off_or_absent_changes_nothing(tmp_path):

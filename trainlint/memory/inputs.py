@@ -30,6 +30,7 @@ from trainlint.resolution.frameworks.memory_features import (  # the knobs frame
     TILED_MLP,
 )
 from trainlint.resolution.freezing import FROZEN_IN_CODE
+from trainlint.resolution.trains import PREFIX_TUNING
 
 # docs/memory-model.md §2: the defaults assumed when a setting cannot be read.
 DEFAULT_SEQ = 2048
@@ -229,6 +230,10 @@ class JobInputs:
     # Where code freezes parameters, leaving the trainable set unknown (FILE:LINE): `frozen_base` is then set too,
     # the side that cannot raise a false alarm.
     frozen_in_code: str = ""
+    # Layers ahead of the first trainable one keep no activations (nothing before them needs a gradient). Where code
+    # freezes an unknown set, the first trainable layer may be the last: the activations of one layer are counted,
+    # the same side. Not for P-Tuning v2, whose prefix enters every layer.
+    activations_from_last_layer: bool = False
     # The module that wraps the model in LoRA adapters when turning HF gradient checkpointing on would make the first
     # backward fail (no input of a frozen layer requires grad: trainlint.resolution.adapter_inputs); "" when it would
     # not, or when that is not known. Plans and fixes then leave checkpointing as it is.
@@ -281,7 +286,8 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     frozen_base = _frozen_base(knobs, notes)
     builtin = bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER))
     tower_checkpointed = checkpointing and (builtin or _submodules_checkpointed(run, vision_trainable, notes))
-    code_freeze = "" if lora or frozen_base else _frozen_in_code(knobs, run, notes)
+    prefix = knobs.bool(PREFIX_TUNING) is True
+    code_freeze = "" if lora or frozen_base else _frozen_in_code(knobs, run, notes, prefix)
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
         image_tokens=image_tokens,
@@ -290,6 +296,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         offload_params=_offloaded(knobs, run, K.OFFLOAD_PARAM, zero, notes), lora=lora,
         lora_rank=lora_rank,
         frozen_base=frozen_base or bool(code_freeze), frozen_in_code=code_freeze,
+        activations_from_last_layer=bool(code_freeze) and not prefix,
         quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, optimizer_pages_out=pages_out(optimizer), vision_trainable=vision_trainable,
@@ -426,8 +433,12 @@ def _quantization_bits(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes
 
 
 def _lora(knobs: KnobReader, run: TrainingRun, bits: int, notes: EstimateNotes) -> bool:
-    if knobs.bool(K.LORA) or bits in (4, 8):
+    if knobs.bool(K.LORA):
         return True
+    if bits in (4, 8):
+        # A quantized base cannot train itself: adapters train over it, or, where the job certainly trains a
+        # P-Tuning v2 prefix and no LoRA switch may be on, the prefix does (ChatGLM's `--quantization_bit 4`).
+        return not (knobs.bool(PREFIX_TUNING) is True and not knobs.is_unknown(K.LORA))
     if knobs.is_unknown(K.LORA):
         # Like checkpointing: a setting that lowers memory is assumed on when it cannot be read.
         notes.unknown("lora_switch", f"whether LoRA adapters are used is unknown{_why(run.setting(K.LORA))}: "
@@ -738,9 +749,10 @@ def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
     return False
 
 
-def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -> str:
+def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes, prefix: bool) -> str:
     """Where code freezes parameters (or may) without a knob saying which train: FILE:LINE, else "". The LLM then
-    counts as frozen for gradients and optimizer states, as for an unknown tune_mm_mlp_adapter: the side that cannot
+    counts as frozen for gradients and optimizer states, as for an unknown tune_mm_mlp_adapter, and, unless the job
+    trains a P-Tuning v2 prefix (`prefix`), as keeping the activations of its last layer alone: the side that cannot
     raise a false alarm."""
     if not (knobs.bool(FROZEN_IN_CODE) or knobs.is_unknown(FROZEN_IN_CODE)):
         return ""
@@ -750,10 +762,14 @@ def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes) -
     maybe = ""
     if setting is not None and isinstance(setting.value, Unknown):
         maybe = f" when {setting.value.reason}"
-    if setting is not None and setting.via and setting.note:
-        # Derived from a setting (P-Tuning v2's prefix length), whose note says why the model's code freezes it.
+    if prefix and setting is not None and setting.note:
+        # Derived from P-Tuning v2's prefix length, whose note says why the model's code freezes the base.
         notes.unknown("frozen_base", f"{setting.note} ({where}): trainable set unknown, assumed frozen")
+    elif setting is not None and setting.via and setting.note:
+        # Derived from a setting (axolotl's unfrozen_parameters), whose note says what the code freezes.
+        notes.unknown("frozen_base", f"{setting.note} ({where}): trainable set unknown, assumed frozen, with the "
+                                     f"activations of the last layer alone")
     else:
         notes.unknown("frozen_base", f"parameters frozen in code at {where}{maybe}: trainable set unknown, "
-                                     f"assumed frozen")
+                                     f"assumed frozen, with the activations of the last layer alone")
     return where

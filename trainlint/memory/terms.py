@@ -178,7 +178,7 @@ def parameter_split(model: ModelSpec, vision: Optional[ModelSpec], job: JobInput
 
 def _frozen_bytes(model: ModelSpec, llm: float, frozen: float, job: JobInputs, notes: EstimateNotes) -> float:
     """Frozen weights: 16-bit, or quantized linear layers next to 16-bit embeddings (docs/memory-model.md §6)."""
-    if job.quant_bits in QUANT_BYTES and job.lora:
+    if job.quant_bits in QUANT_BYTES and (job.lora or job.frozen_base):
         embeddings = model.embedding_params
         per_param = QUANT_BYTES[job.quant_bits]
         notes.note(f"{job.quant_bits}-bit base: linear weights at {per_param} B/param, embeddings 16-bit")
@@ -430,12 +430,14 @@ def activations_bytes(model: ModelSpec, job: JobInputs, batch: int, notes: Estim
     """The LLM's activations at the peak of a training step: docs/memory-model.md §7."""
     tokens = _tokens(job, batch)
     stored_layer, backward_layer = layer_bytes_per_token(model, job, job.sequence)
+    # Only layers from the first trainable one on keep activations for the backward pass (inputs.py).
+    layers = 1 if job.activations_from_last_layer else model.layers
     if job.checkpointing:
-        stored = 0.0 if job.activation_offload else _activation_width(job) * model.hidden * model.layers * tokens
+        stored = 0.0 if job.activation_offload else _activation_width(job) * model.hidden * layers * tokens
         working = (stored_layer + backward_layer) * tokens
         notes.note("gradient checkpointing: one layer input kept per layer, one layer recomputed at a time")
     else:
-        stored = stored_layer * model.layers * tokens
+        stored = stored_layer * layers * tokens
         working = backward_layer * tokens
     if job.attention == Attention.EAGER and model.arch != "bert":
         notes.note("eager attention keeps the s x s attention scores of every head")

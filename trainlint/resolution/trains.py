@@ -28,6 +28,9 @@ _TRAINING_FLAG_KNOBS = {K.PER_DEVICE_TRAIN_BATCH_SIZE, K.GRADIENT_ACCUMULATION_S
 _TRAINING_ONLY_FLAG_KNOBS = _TRAINING_FLAG_KNOBS - {K.DEEPSPEED, K.MAX_SEQ_LENGTH}
 # The prefix length of P-Tuning v2, as ChatGLM's and the P-tuning-v2 scripts name it.
 PRE_SEQ_LEN = "pre_seq_len"
+# True when the job trains a P-Tuning v2 prefix encoder: what trains over a frozen (and maybe quantized) base is
+# the prefix, not LoRA adapters.
+PREFIX_TUNING = "prefix_tuning"
 
 
 def looks_like_training(flags: Flags, facts: Optional[EntryFacts]) -> bool:
@@ -113,9 +116,11 @@ def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     setting = _argument(facts, flags, PRE_SEQ_LEN)
     length = coerce_as(int, setting.value).value if setting is not None else None
     if isinstance(length, int) and not isinstance(length, bool) and length > 0:
-        candidates.add(FROZEN_IN_CODE, replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,),
-                                                     note=f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code "
-                                                          "freezes the base model and trains a prefix encoder"))
+        note = f"P-Tuning v2 ({PRE_SEQ_LEN} {length}): the model's code freezes the base model and trains a prefix " \
+               "encoder"
+        derived = replace(setting, value=True, kind=SourceKind.DERIVED, via=(setting,), note=note)
+        candidates.add(FROZEN_IN_CODE, derived)
+        candidates.add(PREFIX_TUNING, derived)
 
 
 # A script's own arguments for splitting each sequence over GPUs (Eagle 2.5's `sequence_parallel_degree`,
