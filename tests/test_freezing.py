@@ -252,3 +252,21 @@ def test_llava_next_tunable_parts_say_whether_the_language_model_trains(tmp_path
     # A 7B LLM's fp32 Adam states under ZeRO-3 over 8 GPUs are about 9.4 GiB; a frozen one has none.
     assert (estimate.breakdown["optimizer"] > 5) is llm_trains
     assert not any("frozen in code" in note for note in estimate.assumptions)
+
+
+@pytest.mark.parametrize("kept, every_layer", [
+    # Mantis's pre-training: everything but the projector frozen; the projector feeds every layer of the LLM.
+    ('["multi_modal_projector"]', True),
+    # ChatGLM-Finetuning's freeze script: everything but the last layers frozen.
+    ('["layers.31.", "layers.30."]', False),
+])
+def test_a_freeze_that_keeps_a_part_ahead_of_the_llm_keeps_every_layers_activations(tmp_path, kept, every_layer):
+    _, full = _estimate(_write(tmp_path / "full", "    pass"))
+    body = ("    for name, param in model.named_parameters():\n"
+            f"        if not any(part in name for part in {kept}):\n"
+            "            param.requires_grad = False")
+    _, frozen = _estimate(_write(tmp_path / "frozen", body))
+    assert frozen.breakdown["optimizer"] < full.breakdown["optimizer"] / 100
+    assert (frozen.breakdown["activations"] == full.breakdown["activations"]) is every_layer
+    assert any(note.endswith("with the activations of the last layer alone") for note in frozen.unknowns) \
+        is not every_layer

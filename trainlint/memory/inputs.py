@@ -29,7 +29,7 @@ from trainlint.resolution.frameworks.memory_features import (  # the knobs frame
     TEXT_ONLY_BATCHES,
     TILED_MLP,
 )
-from trainlint.resolution.freezing import FROZEN_IN_CODE
+from trainlint.resolution.freezing import FROZEN_IN_CODE, TRAINS_AHEAD_OF_LLM
 from trainlint.resolution.trains import PREFIX_TUNING
 
 # docs/memory-model.md §2: the defaults assumed when a setting cannot be read.
@@ -231,8 +231,10 @@ class JobInputs:
     # the side that cannot raise a false alarm.
     frozen_in_code: str = ""
     # Layers ahead of the first trainable one keep no activations (nothing before them needs a gradient). Where code
-    # freezes an unknown set, the first trainable layer may be the last: the activations of one layer are counted,
-    # the same side. Not for P-Tuning v2, whose prefix enters every layer.
+    # freezes an unknown set of a text-only model, the first trainable layer may be the last: the activations of one
+    # layer are counted, the same side. Not for P-Tuning v2, whose prefix enters every layer, nor for a multimodal
+    # model or a freeze whose condition names a projector or a vision part, where what it leaves to train (Mantis's
+    # projector) sits ahead of every layer of the LLM.
     activations_from_last_layer: bool = False
     # The module that wraps the model in LoRA adapters when turning HF gradient checkpointing on would make the first
     # backward fail (no input of a frozen layer requires grad: trainlint.resolution.adapter_inputs); "" when it would
@@ -286,8 +288,11 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
     frozen_base = _frozen_base(knobs, notes)
     builtin = bool(model is not None and model.vision and not knobs.str(K.VISION_TOWER))
     tower_checkpointed = checkpointing and (builtin or _submodules_checkpointed(run, vision_trainable, notes))
-    prefix = knobs.bool(PREFIX_TUNING) is True
-    code_freeze = "" if lora or frozen_base else _frozen_in_code(knobs, run, notes, prefix)
+    # Every layer keeps its activations under a P-Tuning v2 prefix, in a multimodal model, and where the freeze keeps
+    # a part ahead of the LLM training (JobInputs).
+    every_layer = knobs.bool(PREFIX_TUNING) is True or vision is not None or builtin \
+        or knobs.bool(TRAINS_AHEAD_OF_LLM) is True
+    code_freeze = "" if lora or frozen_base else _frozen_in_code(knobs, run, notes, every_layer)
     return JobInputs(
         per_device_batch=batch, batch_multiplier=multiplier, sequences_per_sample=sequences, sequence=sequence,
         image_tokens=image_tokens,
@@ -296,7 +301,7 @@ def read_job_inputs(knobs: KnobReader, run: TrainingRun, model: Optional[ModelSp
         offload_params=_offloaded(knobs, run, K.OFFLOAD_PARAM, zero, notes), lora=lora,
         lora_rank=lora_rank,
         frozen_base=frozen_base or bool(code_freeze), frozen_in_code=code_freeze,
-        activations_from_last_layer=bool(code_freeze) and not prefix,
+        activations_from_last_layer=bool(code_freeze) and not every_layer,
         quant_bits=bits if bits in (4, 8) else 16,
         trained_embedding_copies=embedding_copies, checkpointing=checkpointing, attention=attention,
         optimizer=optimizer, optimizer_pages_out=pages_out(optimizer), vision_trainable=vision_trainable,
@@ -749,11 +754,11 @@ def _frozen_base(knobs: KnobReader, notes: EstimateNotes) -> bool:
     return False
 
 
-def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes, prefix: bool) -> str:
+def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes, every_layer: bool) -> str:
     """Where code freezes parameters (or may) without a knob saying which train: FILE:LINE, else "". The LLM then
-    counts as frozen for gradients and optimizer states, as for an unknown tune_mm_mlp_adapter, and, unless the job
-    trains a P-Tuning v2 prefix (`prefix`), as keeping the activations of its last layer alone: the side that cannot
-    raise a false alarm."""
+    counts as frozen for gradients and optimizer states, as for an unknown tune_mm_mlp_adapter, and, unless what
+    trains sits ahead of every layer (`every_layer`: a P-Tuning v2 prefix, a multimodal model's projector or tower),
+    as keeping the activations of its last layer alone: the side that cannot raise a false alarm."""
     if not (knobs.bool(FROZEN_IN_CODE) or knobs.is_unknown(FROZEN_IN_CODE)):
         return ""
     setting = run.setting(FROZEN_IN_CODE)
@@ -762,14 +767,11 @@ def _frozen_in_code(knobs: KnobReader, run: TrainingRun, notes: EstimateNotes, p
     maybe = ""
     if setting is not None and isinstance(setting.value, Unknown):
         maybe = f" when {setting.value.reason}"
-    if prefix and setting is not None and setting.note:
-        # Derived from P-Tuning v2's prefix length, whose note says why the model's code freezes the base.
-        notes.unknown("frozen_base", f"{setting.note} ({where}): trainable set unknown, assumed frozen")
-    elif setting is not None and setting.via and setting.note:
-        # Derived from a setting (axolotl's unfrozen_parameters), whose note says what the code freezes.
-        notes.unknown("frozen_base", f"{setting.note} ({where}): trainable set unknown, assumed frozen, with the "
-                                     f"activations of the last layer alone")
+    alone = "" if every_layer else ", with the activations of the last layer alone"
+    if setting is not None and setting.via and setting.note:
+        # Derived from a setting (P-Tuning v2's prefix length, axolotl's unfrozen_parameters), whose note says why.
+        notes.unknown("frozen_base", f"{setting.note} ({where}): trainable set unknown, assumed frozen{alone}")
     else:
         notes.unknown("frozen_base", f"parameters frozen in code at {where}{maybe}: trainable set unknown, "
-                                     f"assumed frozen, with the activations of the last layer alone")
+                                     f"assumed frozen{alone}")
     return where

@@ -9,7 +9,8 @@ the memory model already reads explains it:
   (frozen unless a knob says it trains), the multimodal projector, a reference, teacher or reward model.
 A helper that freezes whatever it is given counts for nothing (its calls are not read).
 The result is the knob FROZEN_IN_CODE: True when such a statement certainly runs, Unknown when it may; its setting's
-origin is the statement."""
+origin is the statement. TRAINS_AHEAD_OF_LLM says when that statement's condition names a projector or a vision part,
+which then keeps training ahead of every layer of the LLM."""
 from __future__ import annotations
 
 import re
@@ -32,11 +33,17 @@ _EXPLAINED_TARGET = re.compile(
     r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler|"
     r"\bref|_ref\b|reference|teacher|reward|critic|\bema\b|_ema\b|vae|text_encoder",
     re.IGNORECASE)
+# True when a freeze of an unknown set is conditioned on a part that sits ahead of the LLM (Mantis's `if not any(x in
+# name for x in ["multi_modal_projector"])`): what it keeps training feeds every layer of the LLM, whose activations
+# all stay for the backward pass.
+TRAINS_AHEAD_OF_LLM = "trains_ahead_of_llm"
+_AHEAD_OF_LLM = re.compile(r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler", re.IGNORECASE)
 
 
 def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) -> None:
     """Adds FROZEN_IN_CODE for the first freezing statement that certainly runs, else the first that may."""
     maybe: Optional[Setting] = None
+    first_maybe: Optional[Freeze] = None
     for module in facts.modules:
         for freeze in module.freezes:
             if explained(freeze):
@@ -48,12 +55,22 @@ def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) 
             if runs:
                 candidates.add(FROZEN_IN_CODE, Setting(True, SourceKind.DERIVED, freeze.origin, freeze.text,
                                                        note=note))
+                _ahead_of_llm(freeze, candidates)
                 return
             if maybe is None:
                 maybe = Setting(Unknown(reason), SourceKind.DERIVED, freeze.origin, freeze.text,
                                 note=f"{note} when {reason}")
-    if maybe is not None:
+                first_maybe = freeze
+    if maybe is not None and first_maybe is not None:
         candidates.add(FROZEN_IN_CODE, maybe)
+        _ahead_of_llm(first_maybe, candidates)
+
+
+def _ahead_of_llm(freeze: Freeze, candidates: Candidates) -> None:
+    """TRAINS_AHEAD_OF_LLM when the freeze's condition names a projector or a vision part."""
+    if any(_AHEAD_OF_LLM.search(gate.text) for gate in freeze.gates):
+        candidates.add(TRAINS_AHEAD_OF_LLM, Setting(True, SourceKind.DERIVED, freeze.origin, freeze.text,
+                                                    note="the freeze keeps a part ahead of the LLM training"))
 
 
 def explained(freeze: Freeze) -> bool:
