@@ -1,4 +1,4 @@
-"""Simple commands: function calls, `cd`/`pushd`/`popd`, `read`, `source`; anything else may be a launch."""
+"""Simple commands: function calls, `cd`/`pushd`/`popd`, `read`, `eval`, `source`; anything else may be a launch."""
 
 from __future__ import annotations
 
@@ -82,6 +82,9 @@ class CommandsMixin(ReaderBase):
             return
         if name in ("shift", "set"):
             change_positional(name, words[1:], state)
+            return
+        if name == "eval":
+            self._eval(node, words[1:], ctx, state)
             return
         if name in ("source", "."):
             if len(words) > 1:

@@ -13,6 +13,7 @@ from trainlint.readers.shell.arithmetic import ArithmeticMixin
 from trainlint.readers.shell.assignments import AssignmentsMixin
 from trainlint.readers.shell.commands import CommandsMixin
 from trainlint.readers.shell.continuations import ContinuationsMixin
+from trainlint.readers.shell.evaluated import EvalMixin
 from trainlint.readers.shell.expansion import ExpansionMixin
 from trainlint.readers.shell.heredocs import HeredocsMixin
 from trainlint.readers.shell.inner_shells import InnerShellsMixin
@@ -60,6 +61,7 @@ class ShellReader(
     ArithmeticMixin,
     LaunchesMixin,
     InnerShellsMixin,
+    EvalMixin,
     ScriptCallsMixin,
     ContinuationsMixin,
     SlurmMixin,
