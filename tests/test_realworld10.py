@@ -87,3 +87,52 @@ def test_chatglm_6b_is_its_own_model_and_not_chatglm2s(cli, tmp_path):
     assert (first.vocab, first.kv_heads, first.intermediate, first.mlp) == (130528, 32, 16384, "gelu")
     assert (second.vocab, second.kv_heads) == (65024, 2)
     assert abs(first.layer_params * first.layers + first.embedding_params - 6.2e9) < 0.1e9
+
+
+# zero_nlp's Baichuan2 DPO script: the base loaded with `torch_dtype="auto"`, LoRA adapters over it, and no --bf16
+# or --fp16 on the command line.
+_AUTO_DTYPE_DPO = """from dataclasses import dataclass, field
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, HfArgumentParser, TrainingArguments
+from trl import DPOTrainer
+
+
+@dataclass
+class ScriptArguments:
+    model_name_or_path: str = field(default="baichuan-inc/Baichuan2-7B-Chat")
+    max_length: int = field(default=1024)
+
+
+if __name__ == "__main__":
+    parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+    script_args, training_args = parser.parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(script_args.model_name_or_path, trust_remote_code=True,
+                                                 torch_dtype={dtype})
+    model = get_peft_model(model, LoraConfig(r=32, target_modules=["W_pack", "o_proj"]))
+    trainer = DPOTrainer(model, None, args=training_args, beta=0.1, train_dataset=None)
+    trainer.train()
+"""
+
+_AUTO_DTYPE_LAUNCHER = """deepspeed --include localhost:0,1,2,3 train_dpo.py \\
+    --model_name_or_path baichuan-inc/Baichuan2-7B-Chat \\
+    --per_device_train_batch_size 2 \\
+    --max_length 1024 \\
+    --output_dir ./out
+"""
+
+
+@pytest.mark.parametrize("dtype", ['"auto"', "torch.bfloat16"])
+def test_weights_loaded_in_16_bits_compute_in_16_bits_without_a_precision_flag(cli, tmp_path, dtype):
+    write_tree(tmp_path, {"train_dpo.py": _AUTO_DTYPE_DPO.format(dtype=dtype), "train.sh": _AUTO_DTYPE_LAUNCHER})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    # "trains in fp32" was reported: the weights are the checkpoint's 16-bit ones (or bf16 as written).
+    assert [f["code"] for f in document["findings"] if f["code"].startswith("TL1")] == []
+    memory = _estimate(cli, tmp_path, "--gpu", "a100-80gb")
+    # 7.5B in 16 bits; the activations of its 16-bit layers were counted at fp32 width, with SDPA's math kernel:
+    # 103 GiB at micro-batch 2 (a pair each) and 1024 tokens without checkpointing.
+    assert memory["breakdown"]["weights"] < 15 and memory["breakdown"]["activations"] < 40
+    if dtype == '"auto"':
+        assert "torch_dtype=\"auto\" loads the dtype the checkpoint's config.json names: assumed 16-bit" \
+            in memory["unknowns"]

@@ -70,6 +70,8 @@ class NoMixedPrecision(Rule):
         dtype = run.known(K.TORCH_DTYPE)
         if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known(K.LOAD_IN_4BIT) or run.known(K.LOAD_IN_8BIT):
             return
+        if dtype == "auto":
+            return  # the checkpoint's config.json names the dtype: a 16-bit checkpoint trains in 16 bits
         if isinstance(run.value(K.TORCH_DTYPE), Unknown):
             return  # loaded in a dtype the code computes: it may be 16 bits, and then nothing trains in fp32
         model = resolve_model(run)

@@ -249,6 +249,12 @@ class JobInputs:
         return self.per_device_batch * self.batch_multiplier
 
     @property
+    def computes_in_half(self) -> bool:
+        """Activations and attention inputs are 16-bit: under mixed precision, or with the weights themselves in
+        16-bit (`torch_dtype=torch.bfloat16` without `--bf16`), whose layers compute in their dtype."""
+        return self.mixed_precision or self.weights_half
+
+    @property
     def quantized_base(self) -> bool:
         """The base is loaded in 4 or 8 bits (QLoRA): ZeRO-3 does not shard it on the stacks recipes pin, since
         quantized loading places the weights with a `device_map`, which transformers refuses under ZeRO-3."""
@@ -467,6 +473,12 @@ def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zer
         return True
     if dtype in ("float32", "fp32"):
         return False
+    if dtype == "auto":
+        # transformers loads the dtype the checkpoint's config.json names (`torch_dtype`), which the catalog does not
+        # record: 16-bit for the LLMs it holds, as published, but not for every checkpoint. The lower side.
+        notes.unknown("torch_dtype", "torch_dtype=\"auto\" loads the dtype the checkpoint's config.json names: "
+                                     "assumed 16-bit")
+        return True
     if knobs.is_unknown(K.TORCH_DTYPE):
         # `torch_dtype=torch.bfloat16 if args.bf16 else torch.half`, or `model = model.half()` in one branch of
         # several: the weights are in some dtype the code computes, whatever the trainer's mixed precision.

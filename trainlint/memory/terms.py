@@ -389,7 +389,7 @@ def step_bytes(split: ParameterSplit, job: JobInputs) -> float:
 
 
 def _activation_width(job: JobInputs) -> float:
-    return 2.0 if job.mixed_precision else 4.0
+    return 2.0 if job.computes_in_half else 4.0
 
 
 def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[float, float]:
@@ -413,9 +413,9 @@ def layer_bytes_per_token(model: ModelSpec, job: JobInputs, seq: int) -> tuple[f
     stored = linear
     backward = linear * LAYER_BACKWARD_FACTOR
     if job.attention == Attention.EAGER:
-        stored += model.heads * seq * (score if job.mixed_precision else 2 * score - 1)
-        backward += model.heads * seq * EAGER_SCORE_BYTES_BACKWARD * (1 if job.mixed_precision else 2)
-    elif job.attention == Attention.SDPA and not job.mixed_precision:
+        stored += model.heads * seq * (score if job.computes_in_half else 2 * score - 1)
+        backward += model.heads * seq * EAGER_SCORE_BYTES_BACKWARD * (1 if job.computes_in_half else 2)
+    elif job.attention == Attention.SDPA and not job.computes_in_half:
         # SDPA's flash/memory-efficient kernels need 16-bit inputs; fp32 falls back to the math kernel.
         stored += model.heads * seq * 2 * score
     return stored, backward
