@@ -127,3 +127,13 @@ def test_an_array_that_doubles_at_each_line_stays_bounded(tmp_path):
     script = read_timed(tmp_path, text)
     (launch,) = script.launches
     assert isinstance(value_after(launch, "--run_name"), Unknown)
+
+
+def test_a_string_that_evals_itself_many_times_over_is_bounded_and_reported(tmp_path):
+    # 30 evals of itself per level, four levels deep: 30**4 reads if every eval were followed.
+    text = ("x='" + "; ".join(['eval "$x"'] * 30) + "'\neval \"$x\"\n"
+            "deepspeed finetune.py --per_device_train_batch_size 4\n")
+    script = read_timed(tmp_path, text)
+    (launch,) = script.launches
+    assert value_after(launch, "--per_device_train_batch_size") == "4"
+    assert any("runs `eval` more than" in d.message for d in unmodelled(script))

@@ -42,6 +42,7 @@ class ReaderBase:
         self.masked_expansions: set = set()  # spans of `${...}` tree-sitter could not parse
         self.nesting = 0  # statements being interpreted inside one another
         self.function_calls = 0  # every call followed so far, against MAX_FUNCTION_CALLS
+        self.evals = 0  # every eval read so far, against evaluated.MAX_EVALS
 
     def _origin(self, span: Span) -> Origin:
         return self.lines.origin(span[0], span[1])

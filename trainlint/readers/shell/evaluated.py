@@ -18,6 +18,9 @@ from trainlint.readers.shell.values import Binding, Ctx, Doc, Node, Span, State,
 
 # The name a part of unknown value gets in the evaluated text: no script's variable is named so.
 _STAND_IN = "__trainlint_eval_unknown_{}"
+# Evals read in one script, in all: a string that evals itself several times over would otherwise take exponential
+# time within the nesting limit (a launcher evals once or twice).
+MAX_EVALS = 500
 
 
 class EvalMixin(ReaderBase):
@@ -26,6 +29,13 @@ class EvalMixin(ReaderBase):
     def _eval(self, node: Node, words: Sequence[Word], ctx: Ctx, state: State) -> None:
         if not words:
             return
+        if self.evals >= MAX_EVALS:
+            if self.evals == MAX_EVALS:  # said once: every later eval is skipped the same way
+                self.evals += 1
+                self._unmodelled(f"the script runs `eval` more than {MAX_EVALS} times; from here on what it runs is "
+                                 "not read", self._node_span(ctx.doc, node))
+            return
+        self.evals += 1
         if ctx.shell_depth >= MAX_SHELL_DEPTH:
             self._unmodelled(f"`eval` runs inside more than {MAX_SHELL_DEPTH} nested shells or evals; what it "
                              "runs is not read", self._node_span(ctx.doc, node))
