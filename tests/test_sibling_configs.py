@@ -178,6 +178,7 @@ def test_a_copy_made_for_one_stage_is_the_sibling_of_the_next_stage_that_needs_t
     # left for a person because the copy's name is taken.
     repo = tmp_path / "repo"
     shutil.copytree(Path(__file__).parent / "samples" / "own_config_two_stages", repo)
+    shutil.copy(SAMPLES / "train.py", repo / "train.py")  # the same HF entry script
     v100 = ("--gpu", "v100-32gb", "--num-gpus", "8", "--isolated")
     code, out, err = cli.run(repo, "fix", *v100)
     assert code in (0, 1), err
