@@ -136,3 +136,37 @@ def test_weights_loaded_in_16_bits_compute_in_16_bits_without_a_precision_flag(c
     if dtype == '"auto"':
         assert "torch_dtype=\"auto\" loads the dtype the checkpoint's config.json names: assumed 16-bit" \
             in memory["unknowns"]
+
+
+# llm-action's copy of ChatGLM's P-Tuning `main.py`, without the `arguments.py` its parser's classes come from.
+_PTUNING_MAIN_ELSEWHERE = """from transformers import (AutoConfig, AutoModel, HfArgumentParser, Seq2SeqTrainer,
+                          Seq2SeqTrainingArguments)
+
+from arguments import DataTrainingArguments, ModelArguments
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments))
+    model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+    config = AutoConfig.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
+    config.pre_seq_len = model_args.pre_seq_len
+    model = AutoModel.from_pretrained(model_args.model_name_or_path, config=config, trust_remote_code=True)
+    model.gradient_checkpointing_enable()
+    trainer = Seq2SeqTrainer(model=model, args=training_args, train_dataset=[])
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("prefix, judged", [(" --pre_seq_len 128", False), ("", True)])
+def test_p_tuning_is_read_when_the_parsers_classes_are_elsewhere(cli, tmp_path, prefix, judged):
+    # ChatGLM-6B at micro-batch 64 on one 80 GB card: as a full fine-tune its Adam states alone take 35 GiB.
+    launcher = ("CUDA_VISIBLE_DEVICES=0 python3 main.py --do_train --model_name_or_path THUDM/chatglm-6b "
+                "--output_dir out --max_source_length 64 --max_target_length 64 "
+                f"--per_device_train_batch_size 64{prefix}\n")
+    write_tree(tmp_path, {"main.py": _PTUNING_MAIN_ELSEWHERE, "train.sh": launcher})
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert any(f["code"] in ("TL101", "TL108") for f in document["findings"]) is judged

@@ -111,7 +111,12 @@ def forward_only_step(facts: Optional[EntryFacts], flags: Flags, candidates: Can
 def prefix_tuning(facts: Optional[EntryFacts], flags: Flags, candidates: Candidates) -> None:
     """P-Tuning v2 (`--pre_seq_len N`, ChatGLM's and the P-tuning-v2 scripts): the model's code freezes every
     parameter of the base model and trains a prefix encoder, so the base counts as frozen, as for freezing in code."""
-    if facts is None or PRE_SEQ_LEN not in facts.fields and PRE_SEQ_LEN not in facts.argparse:
+    if facts is None:
+        return
+    # The launch passes it to a parser whose class trainlint cannot resolve (llm-action's copy of ChatGLM's
+    # `main.py`, whose `arguments.py` is elsewhere): HfArgumentParser refuses a flag no field takes, so a field does.
+    passed = facts.unresolved_parser_class and flags.get(PRE_SEQ_LEN) is not None
+    if not _defines(facts, PRE_SEQ_LEN) and not passed:
         return
     setting = _argument(facts, flags, PRE_SEQ_LEN)
     length = coerce_as(int, setting.value).value if setting is not None else None
