@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,18 @@ def test_p_tuning_is_read_when_the_parsers_classes_are_elsewhere(cli, tmp_path, 
     write_tree(tmp_path, {"main.py": _PTUNING_MAIN_ELSEWHERE, "train.sh": launcher})
     _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "a100-80gb")
     assert any(f["code"] in ("TL101", "TL108") for f in document["findings"]) is judged
+
+
+def test_model_states_over_the_card_name_the_gpu_count_they_are_sharded_over(cli, tmp_path):
+    # ChatGLM-6B's full fine-tune launcher states four GPUs; checked for a machine of eight V100s, its states at
+    # ZeRO-2 over those four do not fit, and would over eight (TL112's port): the count belongs in the verdict.
+    samples = Path(__file__).parent / "samples" / "sibling_configs"
+    write_tree(tmp_path, {
+        "train.py": (samples / "train.py").read_text(),
+        "zero2.json": (samples / "scripts" / "zero2.json").read_text(),
+        "finetune.sh": ("deepspeed --num_gpus=4 train.py --deepspeed zero2.json --model_name_or_path THUDM/chatglm-6b "
+                        "--fp16 True --per_device_train_batch_size 4 --model_max_length 128 --output_dir out\n"),
+    })
+    _, document = cli.check_json(tmp_path, "--isolated", "--no-cache", "--gpu", "v100-32gb", "--num-gpus", "8")
+    [states] = [f for f in document["findings"] if f["code"] == "TL108"]
+    assert " at ZeRO stage 2 over 4 GPUs on NVIDIA V100 32GB " in states["message"]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from trainlint.checks._conditions import known_int
 from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     MODEL_STATE_TERMS,
@@ -93,8 +94,7 @@ class ModelStatesExceedGpu(Rule):
         if not states_exceed_gpu(current):
             return
         parts = ", ".join(f"{term} {current.breakdown.get(term, 0.0):.1f}" for term in MODEL_STATE_TERMS)
-        stage = run.known(K.ZERO_STAGE)
-        sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
+        sharding = _sharding(run)
         message = (f"model states need {model_states_gib(current):.1f} GiB per GPU ({parts} GiB) {sharding} on "
                    f"{on_gpu(ctx, current)}{assumption_note(run)}: no micro-batch can fit")
         fix = Fix(Applicability.DISPLAY_ONLY,
@@ -111,8 +111,7 @@ class ModelStatesExceedGpu(Rule):
         least = model_states_gib(current) * stated.lowest_plausible_params_b / stated.params_b
         if least <= current.capacity_gib:
             return
-        stage = run.known(K.ZERO_STAGE)
-        sharding = f"at ZeRO stage {stage}" if stage else "without ZeRO"
+        sharding = _sharding(run)
         message = (f"model states need at least {least:.1f} GiB per GPU {sharding} on {on_gpu(ctx, current)}"
                    f"{assumption_note(run)}: the size {stated.text} was read from the model's name, and even "
                    f"{stated.lowest_plausible_params_b:.3g}B parameters (the least a model so named holds) leave "
@@ -121,3 +120,13 @@ class ModelStatesExceedGpu(Rule):
                   "shard the states with ZeRO-3, offload the optimizer to the CPU, or train LoRA adapters")
         yield self.finding(run, message, severity=verdict_severity(ctx, self.severity, run),
                            at=run.setting(K.MODEL_NAME_OR_PATH), fix=fix)
+
+
+def _sharding(run: TrainingRun) -> str:
+    """How the states are spread: `at ZeRO stage 2 over 4 GPUs` (the count the states are sharded over, which the
+    launcher states and `--num-gpus` may not), or `without ZeRO`."""
+    stage = run.known(K.ZERO_STAGE)
+    if not stage:
+        return "without ZeRO"
+    world = known_int(run, K.WORLD_SIZE)
+    return f"at ZeRO stage {stage} over {world} GPU{'s' if world != 1 else ''}" if world else f"at ZeRO stage {stage}"
