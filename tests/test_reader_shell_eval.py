@@ -89,3 +89,22 @@ def test_a_fix_edits_the_string_eval_runs(cli, tmp_path):
     assert "+    --per_device_train_batch_size 8 \\" in out
     assert "+    --output_dir out/$JOB_NAME \\" in out
     assert '+    --gradient_accumulation_steps 8 &> ${JOB_NAME}.log"' in out
+
+
+def test_a_value_that_is_not_known_inside_single_quotes_of_the_string_stops_the_reading(tmp_path):
+    # eval reads `'$NAME'` as the text of $1, quoted: its value is not known and must not become a known word.
+    script = _read(tmp_path, "NAME=$1\n"
+                             "cmd=\"deepspeed train.py --output_dir '$NAME' --per_device_train_batch_size 4\"\n"
+                             "eval $cmd\n")
+    assert script.launches == ()
+    assert any("inside single quotes" in diagnostic.message for diagnostic in script.diagnostics)
+
+
+def test_a_value_that_is_not_known_inside_double_quotes_of_the_string_is_one_unknown_word(tmp_path):
+    script = _read(tmp_path, "NAME=$1\n"
+                             'cmd="deepspeed train.py --output_dir \\"$NAME\\" --per_device_train_batch_size 4"\n'
+                             "eval $cmd\n")
+    [launch] = script.launches
+    flags = _flags(launch)
+    assert flags[0] == "--output_dir" and isinstance(flags[1], Unknown) and flags[2:] == [
+        "--per_device_train_batch_size", "4"]

@@ -27,17 +27,18 @@ FROZEN_IN_CODE = "frozen_in_code"
 # Knobs whose value already says which parameters train: a branch on one of them is what the memory model follows.
 TRAINABLE_SET_KNOBS = frozenset({K.TUNE_MM_MLP_ADAPTER, K.FREEZE_BACKBONE, K.FREEZE_LLM, K.TUNE_VISION,
                                  K.FREEZE_VISION_TOWER, K.LORA, K.MM_TUNABLE_PARTS})
+# The names of a multimodal model's parts ahead of its LLM: the vision tower and the projector.
+_AHEAD_OF_LLM_NAMES = r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler"
 # What a statement freezes, when it names a part the memory model counts apart from the trained LLM (the vision
 # tower, frozen unless a knob says it trains; the small projector) or not at all (another model of the job).
 _EXPLAINED_TARGET = re.compile(
-    r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler|"
-    r"\bref|_ref\b|reference|teacher|reward|critic|\bema\b|_ema\b|vae|text_encoder",
+    _AHEAD_OF_LLM_NAMES + r"|\bref|_ref\b|reference|teacher|reward|critic|\bema\b|_ema\b|vae|text_encoder",
     re.IGNORECASE)
 # True when a freeze of an unknown set is conditioned on a part that sits ahead of the LLM (Mantis's `if not any(x in
 # name for x in ["multi_modal_projector"])`): what it keeps training feeds every layer of the LLM, whose activations
 # all stay for the backward pass.
 TRAINS_AHEAD_OF_LLM = "trains_ahead_of_llm"
-_AHEAD_OF_LLM = re.compile(r"vision|visual|vit\b|vpm|clip|siglip|image|img|projector|resampler", re.IGNORECASE)
+_AHEAD_OF_LLM = re.compile(_AHEAD_OF_LLM_NAMES, re.IGNORECASE)
 
 
 def frozen_in_code(facts: EntryFacts, holds: TestHolds, candidates: Candidates) -> None:

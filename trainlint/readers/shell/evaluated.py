@@ -51,14 +51,22 @@ class EvalMixin(ReaderBase):
             starts.extend([span[0]] * len(encoded))
             ends.extend([span[1]] * len(encoded))
 
+        quoting = _Quoting()
         for index, word in enumerate(words):
             if index:
                 add(" ", (ends[-1], ends[-1]) if ends else (0, 0))  # the space eval joins its words with
+                quoting.feed(" ")
             for piece in word.pieces:
                 if piece.unknown is None and not piece.positional:
                     for char, span in zip(piece.text, piece.spans):
                         add(char, span)
+                    quoting.feed(piece.text)
                     continue
+                if quoting.single:
+                    # Inside single quotes the stand-in would read as its own name: a known value, and a wrong one.
+                    self._unmodelled("the command string of `eval` puts a value trainlint cannot tell inside single "
+                                     "quotes; what it runs is not read", self._node_span(ctx.doc, node))
+                    return
                 name = _STAND_IN.format(len(stand_ins))
                 stand_ins[name] = Binding((piece,), piece.via)
                 where = piece.unknown_span if piece.unknown_span != (0, 0) else piece.region
@@ -79,3 +87,26 @@ class EvalMixin(ReaderBase):
                     state.env.pop(name, None)
                 else:
                     state.env[name] = previous
+
+
+class _Quoting:
+    """Where the text built so far leaves bash's quoting: inside single quotes or not (double quotes and
+    backslashes decide what a quote character means)."""
+
+    def __init__(self) -> None:
+        self.single = False
+        self.double = False
+        self.escaped = False
+
+    def feed(self, text: str) -> None:
+        for char in text:
+            if self.escaped:
+                self.escaped = False
+            elif self.single:
+                self.single = char != "'"
+            elif char == "\\":
+                self.escaped = True
+            elif char == '"':
+                self.double = not self.double
+            elif char == "'" and not self.double:
+                self.single = True
