@@ -8,11 +8,11 @@ from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun, Unknown
 from trainlint.knobs import K
 from trainlint.memory import resolve_model
+from trainlint.memory.inputs import names_half_dtype
 from trainlint.resolution.frameworks.memory_features import NO_TRAINING_STEP
 
 # Below this size fp32 training is a deliberate and affordable choice.
 LARGE_MODEL_PARAMS = 1e9
-_HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "torch.bfloat16", "torch.float16", "half")
 
 
 class NoMixedPrecision(Rule):
@@ -68,7 +68,7 @@ class NoMixedPrecision(Rule):
         if run.known(K.MIXED_PRECISION) in ("bf16", "fp16", "fp8") or run.known(K.FP8):
             return
         dtype = run.known(K.TORCH_DTYPE)
-        if isinstance(dtype, str) and dtype in _HALF_DTYPES or run.known(K.LOAD_IN_4BIT) or run.known(K.LOAD_IN_8BIT):
+        if isinstance(dtype, str) and names_half_dtype(dtype) or run.known(K.LOAD_IN_4BIT) or run.known(K.LOAD_IN_8BIT):
             return
         if dtype == "auto":
             return  # the checkpoint's config.json names the dtype: a 16-bit checkpoint trains in 16 bits

@@ -466,10 +466,18 @@ def _lora_rank(knobs: KnobReader, lora: bool, notes: EstimateNotes) -> int:
     return rank
 
 
+# The torch_dtype spellings that load 16-bit weights (`torch.` prefix removed).
+HALF_DTYPE_NAMES = frozenset({"bfloat16", "float16", "bf16", "fp16", "half"})
+
+
+def names_half_dtype(value: str) -> bool:
+    return value.removeprefix("torch.") in HALF_DTYPE_NAMES
+
+
 def _weights_half(knobs: KnobReader, model: Optional[ModelSpec], half: bool, zero: Optional[int],
                   lora: bool, notes: EstimateNotes, written: Optional[Setting] = None) -> bool:
     dtype = (knobs.str(K.TORCH_DTYPE) or "").removeprefix("torch.")
-    if dtype in ("bfloat16", "float16", "bf16", "fp16", "half"):
+    if dtype in HALF_DTYPE_NAMES:
         return True
     if dtype in ("float32", "fp32"):
         return False
