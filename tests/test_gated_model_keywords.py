@@ -106,8 +106,8 @@ def test_adapters_built_under_a_switch_the_launch_leaves_off_are_not_assumed(cli
     assert "lora" not in full["runs"][0]["settings"]
     assert not any("LoRA" in line for line in full["runs"][0]["memory"]["assumptions"])
     _, lora = cli.check_json(tmp_path, "lora.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    # The switch is the script's own: its name says nothing to trainlint, the config built under it does.
-    assert lora["runs"][0]["settings"]["lora"]["value"] is None
+    # The switch is the script's own: its name says nothing to trainlint, the wrap the launch reaches under it does.
+    assert lora["runs"][0]["settings"]["lora"]["value"] is True
     assert any(line.startswith("LoRA r=") for line in lora["runs"][0]["memory"]["assumptions"])
 
 
@@ -131,8 +131,8 @@ def test_a_branch_on_whether_an_argument_is_set_holds_for_a_falsy_value(cli, tmp
     write_tree(tmp_path, {"train.py": _ADAPTERS_WHEN_SET, "zero.sh": "python train.py --lora_rank 0\n",
                           "unset.sh": "python train.py\n"})
     _, zero = cli.check_json(tmp_path, "zero.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    # `--lora_rank 0` is set (`is not None`), though falsy: the adapters are built.
-    assert zero["runs"][0]["settings"]["lora"]["value"] is None
+    # `--lora_rank 0` is set (`is not None`), though falsy: the branch is taken and the adapters wrap the model.
+    assert zero["runs"][0]["settings"]["lora"]["value"] is True
     _, unset = cli.check_json(tmp_path, "unset.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
     assert "lora" not in unset["runs"][0]["settings"]
 

@@ -33,7 +33,8 @@ def _sample(tmp_path: Path, launcher: str = "") -> Path:
 def test_add_config_arguments_adds_deepspeeds_switch_and_config_path():
     module = read_python(DS_CHAT / "sft.py")
     added = {arg.name: arg for arg in module.argparse_args if arg.owner == DEEPSPEED_ARGUMENTS_OWNER}
-    assert set(added) == {"deepspeed", "deepspeed_config", "deepscale", "deepscale_config"}
+    assert set(added) == {"deepspeed", "deepspeed_config", "deepscale", "deepscale_config", "deepspeed_mpi"}
+    assert added["deepspeed_mpi"].type_name == "bool"  # a switch: `--deepspeed_mpi` takes no value
     assert added["deepspeed"].type_name == "bool" and added["deepspeed"].default.value is False
     assert added["deepspeed_config"].type_name == "str" and added["deepspeed_config"].default.value is None
     assert added["deepspeed"].origin.line == 26  # the add_config_arguments call
@@ -179,3 +180,12 @@ def test_a_parser_extended_by_deepspeed_at_module_level_accepts_its_flags(tmp_pa
     result = lint([tmp_path / "job"], make_target("a100-80gb", None, 1))
     assert len(result.scan.runs) == 1
     assert [f.message for f in result.findings if f.code in ("TL302", "TL305")] == []
+
+
+def test_deepspeeds_mpi_switch_is_an_argument_of_the_extended_parser(tmp_path):
+    # MPI launches of BERT-style examples pass `--deepspeed_mpi`, which add_config_arguments adds.
+    folder = _sample(tmp_path, "deepspeed --launcher=openmpi sft.py --model_name_or_path m --deepspeed "
+                               "--deepspeed_mpi --num_padding_at_beginning 1\n")
+    [run] = _runs(folder, "run_sft.sh")
+    assert "deepspeed_mpi" in run.facts.accepted_flags
+    assert "num_padding_at_beginning" not in run.facts.accepted_flags

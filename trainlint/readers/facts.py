@@ -306,6 +306,9 @@ class PythonModule:
     defines: Tuple[str, ...] = ()
     # Functions the module hands an argument parser to (`add_encoder_params(parser)`): they may add options.
     parser_helpers: Tuple[str, ...] = ()
+    # Functions called by a bare name with the parsed arguments (`create_and_prepare_model(model_args, ...)`): they
+    # may read settings from them where the model is built.
+    namespace_helpers: Tuple[str, ...] = ()
     # The module builds an argument parser (`argparse.ArgumentParser(...)`, or a class of its own derived from
     # one). Options added in a module that builds none go to a parser built elsewhere (Megatron's
     # `extra_args_provider(parser)` functions), which has options of its own.

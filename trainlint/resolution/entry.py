@@ -271,9 +271,9 @@ def locate_script(workspace: Workspace, written: str, dirs: Sequence[Path], cwd_
 
 
 def _needed_names(module: PythonModule) -> set:
-    """Names whose definitions can carry settings: the functions the module runs, the argument
-    classes its parsers are given and the bases of its dataclasses."""
-    needed = set(module.main_calls) | set(module.parser_helpers)
+    """Names whose definitions can carry settings: the functions the module runs or hands the parsed arguments to,
+    the argument classes its parsers are given and the bases of its dataclasses."""
+    needed = set(module.main_calls) | set(module.parser_helpers) | set(module.namespace_helpers)
     needed.update(call.splat_builder for call in module.trainer_calls if call.splat_builder)
     for name in (*(name for parser in module.hf_parsers for name in parser),
                  *(base for info in module.dataclasses for base in info.bases)):

@@ -165,10 +165,13 @@ def argument_values(facts: EntryFacts, flags: Flags) -> Dict[str, Setting]:
     return values
 
 
-def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting]) -> Setting:
+def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting],
+                     source: Optional[Setting] = None) -> Setting:
+    """A keyword's value: the parsed argument it reads (`source`, else the argparse value of that name), else
+    what is written."""
     if keyword.reference is None:
         return keyword.setting
-    source = argparse_values.get(keyword.reference)
+    source = source or argparse_values.get(keyword.reference)
     if source is None:
         return keyword.setting
     value = source.value
@@ -221,6 +224,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     _encoder_decoder(facts, candidates)
     holds = argument_tests(facts, flags, argparse_values)
     frozen_in_code(facts, holds, candidates)
+    taken: list = []  # get_peft_model calls the launch certainly reaches
     for callee, keyword in facts.other_keywords:
         if skipped(keyword.gates, holds):
             continue  # given under a branch the launch skips (`if args.use_qlora:` with use_qlora off)
@@ -249,11 +253,26 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         target = knob_for(keyword.name)
         accumulation = callee.endswith("Accelerator") and target == "gradient_accumulation_steps"
         if target in _MODEL_KEYWORD_KNOBS or accumulation:
-            candidates.add(target, replace(_keyword_setting(keyword, argparse_values), kind=SourceKind.CODE_KEYWORD))
+            # A model keyword may read a field of an argument dataclass (`load_in_4bit=args.use_4bit_quantization`
+            # in a helper handed the parsed arguments): its flag, else its default.
+            source = None if keyword.reference is None else _argument_value(facts, flags, argparse_values,
+                                                                            keyword.reference)
+            candidates.add(target, replace(_keyword_setting(keyword, argparse_values, source),
+                                           kind=SourceKind.CODE_KEYWORD))
         if callee == "get_peft_model":
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
             candidates.add(K.LORA, Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                            keyword.setting.origin, note="get_peft_model"))
+            if keyword.gates and untold(keyword.gates, holds, _never) is None:
+                taken.append(keyword)
+    for keyword in taken:
+        # Under branches on the script's arguments that the launch takes (`if args.use_peft_lora:`), the wrap runs.
+        candidates.add(K.LORA, Setting(True, SourceKind.DERIVED, keyword.setting.origin, keyword.setting.text,
+                                       note=f"get_peft_model under `{keyword.gates[0].text}`, which the launch takes"))
+
+
+def _never(gate: Gate) -> bool:
+    return False
 
 
 def _lora_switch(gate: Gate) -> bool:

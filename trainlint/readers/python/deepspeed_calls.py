@@ -2,7 +2,8 @@
 and the ZeRO settings a config built in code hands `deepspeed.initialize(config=...)`.
 
 `add_config_arguments` adds a switch `--deepspeed` (store_true) and `--deepspeed_config PATH`, the JSON
-config (with the legacy spellings `--deepscale` and `--deepscale_config`). Scripts that build the config
+config (with the legacy spellings `--deepscale` and `--deepscale_config`), and a switch `--deepspeed_mpi`
+(initialise torch.distributed from an MPI environment). Scripts that build the config
 in code (`ds_config = get_train_ds_config(offload=args.offload, dtype=args.dtype, stage=args.zero_stage)`)
 pass it to `deepspeed.initialize(model=..., optimizer=..., config=ds_config)`: the keywords of that
 builder tell which parsed arguments decide the ZeRO stage, the offload and the precision.
@@ -24,9 +25,9 @@ from trainlint.readers.facts import (  # the DeepSpeed names live with the facts
 from trainlint.readers.python.expressions import CstExpr, keyword_args, last_name
 from trainlint.readers.python.values import ValueReader
 
-# (option, type): the switch and the config path, current and legacy spellings.
+# (option, type): the switch and the config path, current and legacy spellings, and the MPI switch.
 _CONFIG_ARGUMENTS = (("--deepspeed", "bool"), ("--deepspeed_config", "str"),
-                     ("--deepscale", "bool"), ("--deepscale_config", "str"))
+                     ("--deepscale", "bool"), ("--deepscale_config", "str"), ("--deepspeed_mpi", "bool"))
 # Builder keywords by what they decide (the name recorded on the Keyword).
 ENGINE_KEYWORDS = {"stage": "zero_stage", "zero_stage": "zero_stage", "offload": "offload", "dtype": "dtype"}
 # Keywords of deepspeed.initialize that carry the config.

@@ -24,9 +24,21 @@ from trainlint.readers.python.fire_cli import command_functions
 from trainlint.readers.python.lazy_positions import StatementPositions
 from trainlint.readers.python.leftover_args import known_args_rest_used
 from trainlint.readers.python.notebook import blank_lines, ipython_lines, is_notebook_source
-from trainlint.readers.python.parser_helpers import builds_parser, parser_helpers, refuses_abbreviations
+from trainlint.readers.python.parser_helpers import (
+    builds_parser,
+    namespace_helpers,
+    parser_helpers,
+    refuses_abbreviations,
+)
 from trainlint.readers.python.positions import ByteLocator
-from trainlint.readers.python.prefilter import Plan, Screen, plan_module, screen_module, stdlib_tree
+from trainlint.readers.python.prefilter import (
+    Plan,
+    Screen,
+    parsed_namespace_names,
+    plan_module,
+    screen_module,
+    stdlib_tree,
+)
 from trainlint.readers.python.screening import STDLIB_PARSER_GUARDS_DEPTH, too_deep_to_parse
 from trainlint.readers.python.step_gates import COPIED_LOOP, forward_only_steps
 from trainlint.readers.python.train_gate import train_gate
@@ -86,12 +98,14 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
     mentions_train = _MENTIONS_TRAIN.search(text) is not None
     calls_predict = _CALLS_PREDICT.search(text) is not None
     helpers = parser_helpers(nodes) if module.argparse_args else ()
+    parses = tree is not None and bool(module.argparse_args or module.hf_parsers)
+    handed = namespace_helpers(nodes, parsed_namespace_names(tree)) if parses else ()
     # A python-fire function is a parser the module builds itself.
     builds = any(arg.owner == FIRE_OWNER for arg in module.argparse_args) or (
         bool(module.argparse_args) and builds_parser(nodes))
     module = replace(module, defines=_top_level_definitions(tree), calls_backward=calls_backward,
                      mentions_train=mentions_train, calls_predict=calls_predict,
-                     parser_helpers=helpers, builds_parser=builds,
+                     parser_helpers=helpers, namespace_helpers=handed, builds_parser=builds,
                      refuses_abbreviations=builds and refuses_abbreviations(nodes))
     if module.parse_known_args and known_args_rest_used(nodes):
         module = replace(module, known_args_rest_used=True)
@@ -108,7 +122,7 @@ def whole_module_facts(module: PythonModule, text: str, tree: Optional[ast.Modul
 def _asks_of_tree(module: PythonModule, text: str) -> bool:
     """Whether any question below needs the tree's nodes: most modules a job reaches (model code) ask none."""
     return ".backward(" in text or COPIED_LOOP in text or asks_about_adapters(text) or bool(
-        module.argparse_args or module.parse_known_args or module.trainer_calls)
+        module.argparse_args or module.hf_parsers or module.parse_known_args or module.trainer_calls)
 
 
 # A `train` attribute or a lookup of one by name, wherever it is written (code, string or comment).

@@ -1,9 +1,11 @@
 """Functions a script hands its argument parser to (`add_encoder_params(parser)`, `add_model_args(parser)`): they
-may add arguments of their own, so the parser's options are known only once those functions are read."""
+may add arguments of their own, so the parser's options are known only once those functions are read. And the
+functions it hands the parsed arguments to (`create_and_prepare_model(model_args, data_args, training_args)`):
+they may build the model from them (`BitsAndBytesConfig(load_in_4bit=args.use_4bit_quantization)`)."""
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set, Tuple
+from typing import FrozenSet, Optional, Set, Tuple
 
 from trainlint.readers.python.tree_nodes import TreeNodes, last_name
 
@@ -34,6 +36,21 @@ def parser_helpers(nodes: Optional[TreeNodes]) -> Tuple[str, ...]:
         name = last_name(node.func)
         if handed and name is not None and name not in _NOT_HELPERS and name not in _PARSER_METHODS:
             found.append(name)
+    return tuple(dict.fromkeys(found))
+
+
+def namespace_helpers(nodes: Optional[TreeNodes], namespaces: FrozenSet[str]) -> Tuple[str, ...]:
+    """The names of the functions (snake_case, by convention) called by a bare name with a parsed namespace as an
+    argument (`namespaces`: the names parse calls bind). `nodes`: the module's stdlib tree by kind."""
+    if nodes is None or not namespaces:
+        return ()
+    found = []
+    for node in nodes.calls:
+        if not isinstance(node.func, ast.Name) or node.func.id in _NOT_HELPERS or node.func.id[:1].isupper():
+            continue  # a class built from the arguments (`BertForQuestionAnswering(config, args)`) is model code
+        values = (*node.args, *(keyword.value for keyword in node.keywords))
+        if any(isinstance(value, ast.Name) and value.id in namespaces for value in values):
+            found.append(node.func.id)
     return tuple(dict.fromkeys(found))
 
 
