@@ -205,6 +205,9 @@ class Override:
     # An assignment to a parsed argument itself (`args.use_qlora = True`): a branch on that argument cannot be told
     # from the launch alone.
     assigns_argument: bool = False
+    # An unconditional copy of another parsed argument (`args.max_seq_length = config.block_size`): that argument's
+    # name; the value is the one the launch gives it.
+    reference: Optional[str] = None
 
 
 # The `other_keywords` callee that marks a call of TRL's PPOConfig from before 0.12 (not TrainingArguments):

@@ -209,6 +209,10 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
         if target is None or _copies_argument(override):
             continue
         setting = replace(override.setting, kind=SourceKind.CODE_OVERRIDE)
+        copied = _copied_argument(facts, flags, argparse_values, override)
+        if copied is not None:
+            candidates.add(target, copied)
+            continue
         if override.tests:
             tested = _tested_override(facts, flags, argparse_values, override, setting)
             if tested is not None:
@@ -318,6 +322,20 @@ def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candi
         flags = known if known is not None else (unknown, unknown)
     for name, on in zip((K.BF16, K.FP16), flags):
         candidates.add(name, replace(setting, value=on))
+
+
+def _copied_argument(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],
+                     override) -> Optional[Setting]:
+    """`args.max_seq_length = config.block_size`: the value the launch gives the copied argument, set in code (it
+    beats a flag of the knob's own name); its origin is the copied argument's, the place to edit."""
+    if override.reference is None:
+        return None
+    source = _argument_value(facts, flags, argparse_values, override.reference)
+    if source is None:
+        return None
+    return Setting(source.value, SourceKind.CODE_OVERRIDE, source.origin, source.text, via=(source,),
+                   note=f"{override.target}.{override.name} = {override.setting.text} in code",
+                   written_as=source.written_as)
 
 
 def _copies_argument(override) -> bool:

@@ -6,7 +6,7 @@ from the launcher's value whether it applies."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -247,7 +247,10 @@ class OverrideReader:
                 Unknown(condition_reason(ctx, conditions[0])), setting.kind, setting.origin, setting.text, note=note
             )
         when = self.flag_condition(conditions)
-        self.findings.overrides.append(self.gated_override(name, setting, owner, when, applied, assigns_argument=True))
+        override = self.gated_override(name, setting, owner, when, applied, assigns_argument=True)
+        if keyword.reference is not None and not keyword.negated and not conditions:
+            override = replace(override, reference=keyword.reference)
+        self.findings.overrides.append(override)
 
 
 def _dotted_argument(test: cst.Attribute, is_args_name) -> Optional[str]:
