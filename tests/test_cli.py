@@ -9,7 +9,7 @@ from trainlint.checks._examples import job
 
 RISKY = job(
     "--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
-    "--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n"
+    "--eval_steps 5000\n--model_name_or_path acme-lab/chat-sft-base\n--bf16 True\n"
     "--model_max_length 512",
     eval_dataset="eval_set",
 )

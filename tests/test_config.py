@@ -13,7 +13,7 @@ from trainlint.config import ConfigError, PerFileIgnore, fails, find_config, loa
 # TL103 (warning) on finetune.sh:4 and TL201 (error) in ds.json, whose micro-batch disagrees.
 PINNED = '{\n  "train_micro_batch_size_per_gpu": 16,\n  "gradient_accumulation_steps": "auto"\n}\n'
 RISKY = job("--deepspeed configs/ds.json\n--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n"
-            "--eval_strategy steps\n--eval_steps 5000\n--model_name_or_path stabilityai/stablelm-2-1_6b\n"
+            "--eval_strategy steps\n--eval_steps 5000\n--model_name_or_path acme-lab/chat-sft-base\n"
             "--model_max_length 512\n--bf16 True", eval_dataset="eval_set", extra={"configs/ds.json": PINNED})
 
 

@@ -19,7 +19,7 @@ from trainlint.fixers.planner import PlannedFix
 from trainlint.linter import Selection, lint, make_target
 
 EVAL_FLAGS = ("--per_device_train_batch_size 4\n--eval_strategy steps\n--eval_steps 5000\n"
-              "--model_name_or_path stabilityai/stablelm-2-1_6b\n--bf16 True\n--model_max_length 512\n")
+              "--model_name_or_path acme-lab/chat-sft-base\n--bf16 True\n--model_max_length 512\n")
 
 ZERO2_PINNED = """{
     "train_micro_batch_size_per_gpu": 16,

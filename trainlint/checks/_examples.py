@@ -35,6 +35,20 @@ if __name__ == "__main__":
     train()
 '''
 
+# A job whose eval pass peaks above its training step: a 152k-token vocabulary's logits at four times the train
+# batch, over model states ZeRO-3 shards across 8 GPUs and activations gradient checkpointing keeps small.
+EVAL_HEAVY_FLAGS = """
+--model_name_or_path Qwen/Qwen2.5-7B-Instruct
+--deepspeed ds.json
+--bf16 True
+--gradient_checkpointing True
+--per_device_train_batch_size 4
+--per_device_eval_batch_size {eval_batch}
+--eval_strategy {strategy}
+--eval_steps 500
+"""
+ZERO3 = '{"zero_optimization": {"stage": 3}}\n'
+
 ZERO2 = '''{
   "bf16": {"enabled": "auto"},
   "train_micro_batch_size_per_gpu": "auto",

@@ -1,19 +1,14 @@
 from __future__ import annotations
 
-from trainlint.checks._examples import job
+from trainlint.checks._examples import EVAL_HEAVY_FLAGS, ZERO3, job
 from trainlint.checks.base import Example, Rule
 from trainlint.core import Severity
 
-_FLAGS = """
---per_device_train_batch_size 4
---per_device_eval_batch_size {eval_batch}
---eval_strategy steps
---eval_steps 500
-"""
+_FLAGS = EVAL_HEAVY_FLAGS.replace("{strategy}", "steps")
 
 
 def _suppressed(eval_batch: int):
-    files = job(_FLAGS.format(eval_batch=eval_batch), eval_dataset="eval_set")
+    files = job(_FLAGS.format(eval_batch=eval_batch), eval_dataset="eval_set", extra={"ds.json": ZERO3})
     files["finetune.sh"] = files["finetune.sh"].replace(
         "#!/bin/bash\n", "#!/bin/bash\n# trainlint: ignore[TL103] -- the eval set is tiny\n", 1)
     return files

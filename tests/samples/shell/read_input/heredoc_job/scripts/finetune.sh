@@ -4,7 +4,7 @@ set -x
 
 read -r -d '' train_args <<EOF
 sftpkg.train \
-    --model_name_or_path lmsys/vicuna-7b-v1.5 \
+    --model_name_or_path acme-lab/chat-sft-base \
     --deepspeed scripts/zero2.json \
     --per_device_train_batch_size 8 \
     --per_device_eval_batch_size 16 \
