@@ -9,8 +9,9 @@ from trainlint.checks._examples import job
 from trainlint.core import Finding, Origin, Severity
 from trainlint.suppressions import apply_suppressions, read_suppressions
 
-# A private checkpoint trainlint cannot size, so that only TL103 fires (how far the eval pass peaks is not known): on the eval batch flag, line 4 of finetune.sh (line 5
-# once a directive line is added above the command, which then spans lines 3-10).
+# A private checkpoint trainlint cannot size, so that only TL103 fires (how far the eval pass peaks is not
+# known): on the eval batch flag, line 4 of finetune.sh (line 5 once a directive line is added above the command,
+# which then spans lines 3-10).
 EVAL_FLAGS = ("--per_device_train_batch_size 4\n--per_device_eval_batch_size 16\n--eval_strategy steps\n"
               "--eval_steps 5000\n--model_name_or_path acme-lab/chat-sft-base\n--model_max_length 512\n"
               "--bf16 True")

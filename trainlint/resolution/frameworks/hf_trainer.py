@@ -71,6 +71,7 @@ def _derive_trl_peft(candidates: Candidates, context: DeriveContext) -> None:
     script's default) says so, and its ModelConfig's default is off (trl/trainer/utils.py, model_config.py)."""
     follows = candidates.winner(K.TRL_PEFT_CONFIG)
     if follows is None:
+        _peft_switch_of_a_lone_file(candidates, context)
         return
     if isinstance(follows.value, Unknown):
         candidates.add(K.LORA, replace(follows, note="get_peft_config"))
@@ -82,6 +83,18 @@ def _derive_trl_peft(candidates: Candidates, context: DeriveContext) -> None:
     else:
         candidates.add(K.LORA, Setting(False, SourceKind.FRAMEWORK_DEFAULT, follows.origin, follows.text,
                                        note="get_peft_config: no adapters unless use_peft (TRL's default: off)"))
+
+
+def _peft_switch_of_a_lone_file(candidates: Candidates, context: DeriveContext) -> None:
+    """A file of arguments checked by itself that says `use_peft: true`: the script that reads it is not in view, and
+    `use_peft` is TRL's ModelConfig switch, whose scripts (TRL's, and the ones built on its parser) wrap the model in
+    the adapters `get_peft_config` builds. An explicit LoRA switch, if any, still wins."""
+    switch = candidates.winner(K.USE_PEFT)
+    if context.launcher != Launcher.ARGUMENTS_FILE or switch is None or switch.value is not True:
+        return
+    candidates.add(K.LORA, Setting(True, SourceKind.DERIVED, switch.origin, switch.text, via=(switch,),
+                                   note="use_peft: TRL's switch for adapters (the script that reads this file is "
+                                        "not in view)"))
 
 
 def _derive_liger(candidates: Candidates, context: DeriveContext) -> None:
