@@ -377,7 +377,7 @@ KNOBS: Tuple[Knob, ...] = (
         K.IMAGE_TILES,
         int,
         "maximum image slices/crops per sample",
-        {ARGS: ("max_slice_nums", "hd_num", "max_dynamic_patch", "max_num_tiles", "image_crops")},
+        {ARGS: ("max_slice_nums", "hd_num", "max_dynamic_patch", "max_num_tiles", "image_crops", "num_crops")},
     ),
     Knob(K.IMAGE_ASPECT_RATIO, str, "image preprocessing mode", {ARGS: ("image_aspect_ratio",)}),
     Knob(

@@ -119,6 +119,25 @@ class JobBuild:
 
 # ---------------------------------------------------------------- launches
 
+def python_path_roots(launch: Launch, dirs: Sequence[Path], workspace: Workspace) -> List[Path]:
+    """The folders `export PYTHONPATH=src:$PYTHONPATH` puts on Python's module path for the launch (a script run as
+    `deepspeed src/training/train.py` imports `training.params` through it). Only the entries written literally
+    count (an expansion is the caller's), each relative to the first of the launch's folders that holds it."""
+    setting = launch.env.get("PYTHONPATH")
+    if setting is None:
+        return []
+    text = setting.value if isinstance(setting.value, str) else (setting.text or "")
+    found: List[Path] = []
+    for entry in text.strip("'\"").split(":"):
+        if not entry or any(mark in entry for mark in ("$", "`", "~")):
+            continue
+        for base in ([Path(entry)] if os.path.isabs(entry) else [Path(folder) / entry for folder in dirs]):
+            if base.is_dir() and workspace.inside(base):
+                found.append(base)
+                break
+    return found
+
+
 def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Optional[TrainingRun]:
     """The run a launch starts, or None when it does not look like training (an eval loop)."""
     if not launch.cwd_unknown and _runs_out_of_view(workspace, script_path, launch):
@@ -136,7 +155,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     entry_path = _resolve_entry(build, dirs)
     launch = build.launch
     if entry_path is not None and file_kind(entry_path) == FileKind.PYTHON:
-        build.facts = collect(entry_path, workspace, dirs)
+        build.facts = collect(entry_path, workspace, [*python_path_roots(launch, dirs, workspace), *dirs])
         # A script outside the scanned tree is not read (its refusal is reported): unknown, not present.
         build.entry_exists = True if workspace.allow_outside_reads or workspace.inside(entry_path) else None
         build.inputs.files.extend(m.path for m in build.facts.modules)
