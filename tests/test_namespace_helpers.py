@@ -11,8 +11,15 @@ from trainlint.readers.python import read_python
 SAMPLE = SAMPLES / "model_helper"
 
 
+def _lora_launcher() -> str:
+    """qlora.sh with its base kept in 16 bits: LoRA alone."""
+    return (SAMPLE / "qlora.sh").read_text().replace("QLoRA on one 24 GB card", "LoRA on a 16-bit base").replace(
+        "    --use_4bit_quantization True \\\n", "")
+
+
 def _run(cli, tmp_path, launcher: str) -> dict:
     shutil.copytree(SAMPLE, tmp_path / "repo")
+    write_tree(tmp_path / "repo", {"lora.sh": _lora_launcher()})
     _, document = cli.check_json(tmp_path / "repo", launcher, "--isolated", "--no-cache", "--gpu", "rtx-4090")
     return document["runs"][0]
 
@@ -48,7 +55,7 @@ def test_get_peft_model_under_a_branch_the_launch_takes_means_adapters(cli, tmp_
 
 def test_get_peft_model_under_a_branch_the_launch_skips_is_no_adapter(cli, tmp_path):
     shutil.copytree(SAMPLE, tmp_path / "repo")
-    launcher = (SAMPLE / "lora.sh").read_text().replace("    --use_peft_lora True \\\n", "")
+    launcher = _lora_launcher().replace("    --use_peft_lora True \\\n", "")
     write_tree(tmp_path / "repo", {"full.sh": launcher})
     _, document = cli.check_json(tmp_path / "repo", "full.sh", "--isolated", "--no-cache", "--gpu", "rtx-4090")
     assert document["runs"][0]["settings"].get("lora", {}).get("value") in (None, False)
