@@ -3,7 +3,7 @@ defaults, the keywords it hands TrainingArguments and the values it assigns afte
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import K, coerce, coerce_as, knob_for
@@ -228,7 +228,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
     _encoder_decoder(facts, candidates)
     holds = argument_tests(facts, flags, argparse_values)
     frozen_in_code(facts, holds, candidates)
-    taken: list = []  # get_peft_model calls the launch certainly reaches
+    taken: List[Keyword] = []  # get_peft_model calls the launch certainly reaches
     for callee, keyword in facts.other_keywords:
         if skipped(keyword.gates, holds):
             continue  # given under a branch the launch skips (`if args.use_qlora:` with use_qlora off)
@@ -267,7 +267,7 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
             # A call says adapters may be used; an explicit switch (a flag, a default) says when.
             candidates.add(K.LORA, Setting(Unknown("get_peft_model is called in code"), SourceKind.DERIVED,
                                            keyword.setting.origin, note="get_peft_model"))
-            if keyword.gates and untold(keyword.gates, holds, _never) is None:
+            if keyword.gates and untold(keyword.gates, holds, _counts_every_gate) is None:
                 taken.append(keyword)
     for keyword in taken:
         # Under branches on the script's arguments that the launch takes (`if args.use_peft_lora:`), the wrap runs.
@@ -275,7 +275,8 @@ def code_settings(facts: Optional[EntryFacts], flags: Flags, candidates: Candida
                                        note=f"get_peft_model under `{keyword.gates[0].text}`, which the launch takes"))
 
 
-def _never(gate: Gate) -> bool:
+def _counts_every_gate(gate: Gate) -> bool:
+    """For `untold`: no branch is set aside."""
     return False
 
 
@@ -325,7 +326,7 @@ def _engine_setting(keyword: Keyword, argparse_values: Dict[str, Setting], candi
 
 
 def _copied_argument(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Setting],
-                     override) -> Optional[Setting]:
+                     override: Override) -> Optional[Setting]:
     """`args.max_seq_length = config.block_size`: the value the launch gives the copied argument, set in code (it
     beats a flag of the knob's own name); its origin is the copied argument's, the place to edit."""
     if override.reference is None:
