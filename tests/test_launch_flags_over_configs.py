@@ -104,3 +104,18 @@ def test_the_command_lines_mixed_precision_is_read_without_a_config_file(cli, tm
     settings = document["runs"][0]["settings"]
     assert settings["mixed_precision"]["value"] == "bf16" and settings["bf16"]["value"] is True
     assert "TL105" not in [f["code"] for f in document["findings"]]
+
+
+def test_without_a_config_file_or_mixed_precision_the_machines_default_config_chooses_the_precision(cli, tmp_path):
+    """TinyLlama's SFT launcher (`accelerate launch --multi_gpu --num_processes 4 finetune.py ...`, no precision flag
+    anywhere): accelerate takes `mixed_precision` from the default config of the machine it runs on, and the trainer
+    honours it, so fp32 is not certain and the estimate assumes 16 bits as for any unknown precision."""
+    document = _check(cli, tmp_path, "accelerate launch --multi_gpu --num_processes 1 "
+                      + _FLAGS.replace("--bf16 True ", "").replace("Llama-3.2-1B", "Llama-3.2-3B"))
+    settings = document["runs"][0]["settings"]
+    assert settings["mixed_precision"]["value"] is None and "default config" in settings["mixed_precision"]["reason"]
+    assert settings["bf16"]["value"] is None
+    assert "TL105" not in [f["code"] for f in document["findings"]]
+    # The trainer's own flag is written into the environment accelerate reads: then the machine does not choose.
+    chosen = _check(cli, tmp_path, "accelerate launch --multi_gpu --num_processes 1 " + _FLAGS)
+    assert chosen["runs"][0]["settings"]["bf16"]["value"] is True

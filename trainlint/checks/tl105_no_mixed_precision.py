@@ -21,7 +21,8 @@ class NoMixedPrecision(Rule):
     Reports a model of a billion parameters or more that trains in fp32: neither bf16 nor fp16 is
     on in the launcher, the DeepSpeed config or the code, and the weights are not loaded in 16 bits.
     It stays quiet when either precision flag cannot be read, when accelerate's `mixed_precision` is
-    set, when the dtype the weights load in is computed in code (`torch_dtype=dtype`), and for models
+    set or left to the default config of the machine (`accelerate launch` with neither `--config_file` nor
+    `--mixed_precision`), when the dtype the weights load in is computed in code (`torch_dtype=dtype`), and for models
     whose own code converts them to 16 bits when loaded (Qwen-1, ChatGLM3).
 
     ## Why is this bad
@@ -57,6 +58,12 @@ class NoMixedPrecision(Rule):
                                                  "    model = transformers")}), False),
         Example("Qwen-7B, whose own code loads it in 16 bits, with --bf16 False",
                 job("--model_name_or_path Qwen/Qwen-7B\n--bf16 False\n--tf32 False"), False),
+        Example("`accelerate launch` with no config file and no --mixed_precision: the default config of the machine "
+                "chooses the precision, which reaches the trainer",
+                job("--tf32 False", launcher="accelerate launch --multi_gpu --num_processes 4"), False),
+        Example("`accelerate launch --mixed_precision no`: fp32 for certain",
+                job("--tf32 False", launcher="accelerate launch --multi_gpu --num_processes 4 --mixed_precision no"),
+                True, at="finetune.sh:2:67"),
     )
 
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
@@ -85,4 +92,7 @@ class NoMixedPrecision(Rule):
         message = (f"{name} ({model.params / 1e9:.1f}B parameters) trains in fp32: "
                    f"neither bf16 nor fp16 is on, so weights, gradients and activations take twice the memory")
         fix = Fix(Applicability.UNSAFE, f"train in {knob} mixed precision", (KnobChange(knob, False, True),))
-        yield self.finding(run, message, at=run.setting(K.BF16), fix=fix)
+        # `--mixed_precision no` is where fp32 is chosen when the trainer's flag is left at its default.
+        written = [setting for setting in (run.setting(K.BF16), run.setting(K.MIXED_PRECISION))
+                   if setting is not None and setting.origin is not None]
+        yield self.finding(run, message, at=written[0] if written else run.setting(K.BF16), fix=fix)

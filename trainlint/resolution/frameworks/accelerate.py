@@ -27,6 +27,10 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     ds_file = option_value(launcher_args, "deepspeed_config_file")  # given on the command line, it wins
     config_setting = option_value(launcher_args, "config_file")
     disputed: Dict[str, Setting] = {}
+    if config_setting is None and "mixed_precision" not in given:
+        # accelerate then takes the precision from the default config of the machine it runs on (as it takes the
+        # backend), and the trainer honours it through ACCELERATE_MIXED_PRECISION.
+        inputs.candidates.add(K.MIXED_PRECISION, Setting(Unknown(MACHINE_PRECISION_REASON), SourceKind.DERIVED, None))
     if config_setting is not None and isinstance(config_setting.value, str):
         path = workspace.find(config_setting.value, dirs)
         config = workspace.config(path) if path is not None else None
@@ -54,6 +58,10 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
     if ds_file is not None and isinstance(ds_file.value, str):
         deepspeed.apply_config(workspace.find(ds_file.value, dirs), ds_file.value, ds_file, workspace, inputs,
                                deepspeed.ConfigView(cwd_unknown=cwd_unknown))
+
+
+MACHINE_PRECISION_REASON = ("`accelerate launch` without --config_file or --mixed_precision takes the mixed precision "
+                            "from the default config of the machine it runs on")
 
 
 def _given_options(launcher_args: Sequence[Setting]) -> FrozenSet[str]:
@@ -147,7 +155,7 @@ def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
     """`mixed_precision: bf16` reaches the HF trainer through the environment when the trainer's own
     bf16/fp16 flags are left at their defaults."""
     chosen = candidates.winner(K.MIXED_PRECISION)
-    if chosen is None or chosen.value not in ("bf16", "fp16"):
+    if chosen is None or not (isinstance(chosen.value, Unknown) or chosen.value in ("bf16", "fp16")):
         return
     # A trainer that turns bf16 or fp16 on itself writes its own choice into that environment (TrainingArguments
     # sets ACCELERATE_MIXED_PRECISION from its flags): the config's choice then does not reach it.
@@ -155,6 +163,10 @@ def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
         own = candidates.winner(knob)
         if own is not None and own.kind != SourceKind.FRAMEWORK_DEFAULT and coerce(knob, own.value).value is True:
             return
+    if isinstance(chosen.value, Unknown):
+        # Whether the step runs in 16 bits is the machine's choice: bf16 is as unknown as the config that sets it.
+        candidates.add(K.BF16, Setting(chosen.value, SourceKind.DERIVED, None, via=(chosen,)))
+        return
     candidates.add(chosen.value, Setting(True, SourceKind.DERIVED, None, via=(chosen,),
                                          note=f"mixed_precision {chosen.value}"))
 
