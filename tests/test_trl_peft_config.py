@@ -58,7 +58,13 @@ def test_a_recipe_that_says_use_peft_gives_adapters(cli, tmp_path):
     assert (lora["value"], lora["path"]) == (True, "recipe.yaml")
 
 
-def test_a_config_file_trainlint_does_not_read_leaves_adapters_unknown(cli, tmp_path):
+def test_trls_config_flag_names_the_recipe_its_parser_reads(cli, tmp_path):
+    # `parser.parse_args_and_config()` takes the file `--config` names, as open-r1's README commands run it.
     lora = _lora_with_recipe(cli, tmp_path, "--config recipe.yaml")
+    assert (lora["value"], lora["path"]) == (True, "recipe.yaml")
+
+
+def test_a_config_file_trainlint_cannot_read_leaves_adapters_unknown(cli, tmp_path):
+    lora = _lora_with_recipe(cli, tmp_path, "--config $RECIPE")
     # The file may set use_peft: neither on nor off is certain.
     assert lora["value"] is None and "--config" in lora["reason"]

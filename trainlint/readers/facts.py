@@ -328,6 +328,9 @@ class PythonModule:
     # uses it for.
     calls_predict: bool = False
     parse_known_args: bool = False
+    # TRL's `parser.parse_args_and_config()`: a `--config recipe.yaml` flag gives the parser its values, the other
+    # flags of the command line overriding them.
+    reads_config_flag: bool = False
     # The arguments parse_known_args leaves over are bound to a name the module reads again: the script
     # handles unknown flags itself (applies them to a config, hands them on), so they are not simply dropped.
     known_args_rest_used: bool = False

@@ -88,6 +88,8 @@ class EntryFacts:
     # A parser class of the project's own built on HfArgumentParser (`H4ArgumentParser((ModelArguments, ...))`):
     # its dataclasses' fields are the script's arguments, but its own methods may parse flags HF's would refuse.
     derived_parser: Optional[str] = None
+    # The script's TRL parser takes a file of arguments from `--config` (`parse_args_and_config`).
+    reads_config_flag: bool = False
     # Fields of parser classes that are not TrainingArguments (model and data arguments).
     plain_fields: Dict[str, FieldDefault] = field(default_factory=dict)
     # The repository's own Trainer the job trains with, when it is no HF Trainer at all (LOMO's `LOMOTrainer`, a
@@ -477,6 +479,7 @@ def _merge(facts: EntryFacts) -> None:
         for parser in module.hf_parsers:
             parser_classes.extend(_last(name) for name in parser)
         facts.derived_parser = facts.derived_parser or next(iter(module.derived_parsers), None)
+        facts.reads_config_flag = facts.reads_config_flag or module.reads_config_flag
     # The arguments deepspeed.add_config_arguments adds do not make the parser known: the script's
     # own may come from a helper outside the scanned modules (`parser = get_argument_parser()`).
     own_options = any(arg.owner != DEEPSPEED_ARGUMENTS_OWNER for m in facts.modules for arg in m.argparse_args)

@@ -167,12 +167,21 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
     recipe_entry = entry_path is not None and file_kind(entry_path) == FileKind.YAML
     if launch.launcher == Launcher.LLAMAFACTORY_CLI or recipe_entry:
         return _recipe_run(build, entry_path, flags, positionals, dirs)
-    recipe = _recipe_argument(build, positionals, dirs) if entry_path is not None else None
+    recipe = _recipe_argument(build, positionals[0] if positionals else None, dirs) if entry_path is not None else None
     if recipe is not None:
         # `accelerate launch src/train.py recipe.yaml`: the script hands the file to its parser.
         code_settings(build.facts, {}, build.candidates)
         build.compute_metrics = compute_metrics(build.facts, None)  # the recipe's values decide its branches
         return _recipe_run(build, recipe, flags, positionals[1:], dirs)
+    config_flag = flags.get(TRL_CONFIG_FLAG) if build.facts is not None and build.facts.reads_config_flag else None
+    recipe = _recipe_argument(build, config_flag.value, dirs) if config_flag is not None else None
+    if recipe is not None:
+        # `src/open_r1/sft.py --config recipe.yaml`: TRL's parser takes its values from the file, and the command
+        # line's other flags over them.
+        code_settings(build.facts, {}, build.candidates)
+        build.compute_metrics = compute_metrics(build.facts, None)
+        rest = {name: flag for name, flag in flags.items() if name != TRL_CONFIG_FLAG}
+        return _recipe_run(build, recipe, rest, positionals, dirs)
     build.flag_spellings = flag_spellings(build.facts, flags)
     build.refused_prefixes = refused_prefixes(build.facts, flags)
     build.misspelled_options = misspelled_options(build.facts, flags)
@@ -394,12 +403,15 @@ _NON_GPU_XLA_DEVICES = {"TPU": "TPUs", "CPU": "the CPU", "NEURON": "AWS Neuron d
 
 # ---------------------------------------------------------------- recipes
 
-def _recipe_argument(build: JobBuild, positionals: Sequence, dirs: Sequence[Path]) -> Optional[Path]:
-    """The YAML/JSON arguments file an entry script is given as its first positional argument
-    (`train.py recipe.yaml`, read by HfArgumentParser.parse_yaml_file or LLaMA-Factory), if any."""
-    if not positionals or not isinstance(positionals[0].value, str):
+# The flag TRL's `TrlParser.parse_args_and_config` reads a file of arguments from.
+TRL_CONFIG_FLAG = "config"
+
+def _recipe_argument(build: JobBuild, word: Optional[Setting], dirs: Sequence[Path]) -> Optional[Path]:
+    """The YAML/JSON arguments file `word` names, if it is one: an entry script's first positional argument
+    (`train.py recipe.yaml`, read by HfArgumentParser.parse_yaml_file or LLaMA-Factory) or TRL's `--config`."""
+    if word is None or not isinstance(word.value, str):
         return None
-    written = positionals[0].value
+    written = word.value
     if file_kind(written) not in (FileKind.YAML, FileKind.JSON):
         return None
     path = build.workspace.find(written, dirs)

@@ -110,6 +110,7 @@ class Collector(cst.CSTVisitor):
             main_calls=main_calls(self.ctx),
             main_call_arguments=main_call_arguments(self.ctx),
             parse_known_args=found.parse_known_args,
+            reads_config_flag=found.reads_config_flag,
             takes_any_flag=found.takes_any_flag,
             other_keywords=tuple(found.other_keywords) + tuple(self.overrides.attention_keywords()),
             diagnostics=tuple(found.diagnostics),
@@ -132,6 +133,8 @@ class Collector(cst.CSTVisitor):
                 self.found.argparse_args.append(argument)
         elif callee == "parse_known_args":
             self.found.parse_known_args = True
+        elif callee == "parse_args_and_config":
+            self.found.reads_config_flag = True
         elif callee == "parse_args_into_dataclasses":
             if returns_remaining_strings(node):
                 self.found.parse_known_args = True

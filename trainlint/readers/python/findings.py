@@ -35,4 +35,5 @@ class Findings:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     freezes: List[Freeze] = field(default_factory=list)
     parse_known_args: bool = False
+    reads_config_flag: bool = False
     takes_any_flag: bool = False

@@ -45,6 +45,7 @@ DISPATCHED_CALLS = frozenset(
         "add_argument",
         "parse_known_args",
         "parse_args_into_dataclasses",
+        "parse_args_and_config",  # TRL's parser, which reads `--config recipe.yaml`
         "gradient_checkpointing_enable",
         "gradient_checkpointing_disable",
         "_set_gradient_checkpointing",
