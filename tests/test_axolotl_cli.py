@@ -120,6 +120,17 @@ def test_the_module_form_is_reported_at_its_override(cli):
     assert ("TL101", "launch.sh", 4) in found
 
 
+def test_the_module_form_without_a_backend_shards_as_the_machines_default_config(tmp_path):
+    # No --config_file and no --multi_gpu: accelerate takes DeepSpeed, FSDP or plain data parallel from the default
+    # config of the machine, as for any script it launches; the recipe's own settings stay the recipe's.
+    folder = _copy(tmp_path, "module")
+    launch = folder / "launch.sh"
+    launch.write_text(launch.read_text().replace("--multi_gpu ", ""))
+    run = _run(folder, "launch.sh")
+    assert run.settings["zero_stage"].value.reason.startswith("`accelerate launch` without --config_file")
+    assert run.settings["world_size"].value == 2 and run.settings["gradient_accumulation_steps"].value == 1
+
+
 # ------------------------------------------------------------- fix
 def _effective_batch(run) -> int:
     return (run.settings["per_device_train_batch_size"].value * run.settings["gradient_accumulation_steps"].value

@@ -134,6 +134,7 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
 def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspace, result: Scan) -> None:
     """Read `files` and add to `result` the jobs they launch, with the problems of each file."""
     # Imported here: job assembly and the frameworks behind it (~25 ms) only once there are files to read.
+    from trainlint.resolution.documented import documented_runs
     from trainlint.resolution.runs import build_run, python_run, recipe_run
     from trainlint.resolution.script_calls import called_runs
 
@@ -179,8 +180,14 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
     # A recipe a launcher in the scan already runs is that launcher's job (with its world size and
     # its accelerate config), not a second one of its own, unless it was named by itself.
     launched = {config for run in result.runs for config in run.configs}
+    # A recipe no launcher runs may be started by a command its README shows: that command is its job.
+    documented = documented_runs([path for path in recipe_candidates if safe_resolve(path) not in explicit
+                                  and display_path(path) not in launched], workspace, build_run)
     for path in recipe_candidates:
         if safe_resolve(path) not in explicit and display_path(path) in launched:
+            continue
+        if path in documented:
+            result.runs.append(documented[path])
             continue
         config = workspace.config(path)
         if config.diagnostics and not config.values:

@@ -474,10 +474,14 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
         if name is not None:
             build.candidates.add(name, setting)
     out_of_view = _out_of_view(owner, alone)
+    # `accelerate launch` with no config file of its own shards as the machine's default config says (as a script's
+    # flags do in `build_run`); the other settings are the recipe's.
+    machine_default = accelerate.default_backend_reason(build.launch.launcher_args, ()) \
+        if build.launch.launcher == Launcher.ACCELERATE else None
     # A file naming FSDP shards by itself; one naming a DeepSpeed config has it read (the reason then goes unused).
     fsdp_named = any(key.split(".", 1)[0] == "fsdp" for key in written)
     deepspeed.apply_chosen_config(build.inputs, build.workspace, build.launch.launcher_args, dirs, deepspeed.ConfigView(
-        sharded_elsewhere=None if fsdp_named else out_of_view,
+        sharded_elsewhere=None if fsdp_named else out_of_view or machine_default,
         # A recipe checked by itself runs from a directory no command in view states, and its framework opens a
         # relative DeepSpeed path from there (LLaMA-Factory's `examples/deepspeed/...` from its own checkout): one
         # not found is unknown.

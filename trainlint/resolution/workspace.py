@@ -104,6 +104,7 @@ class Workspace:
         # Facts kept between runs (None: every file is read again).
         self.cache = cache
         self._shell: Dict[Path, ShellScript] = {}
+        self._documented: Dict[Path, ShellScript] = {}
         self._python: Dict[Path, PythonModule] = {}
         # The classes each module defines, with their bases (read for the headers alone).
         self._class_headers: Dict[Path, ClassHeaders] = {}
@@ -214,6 +215,12 @@ class Workspace:
 
         return read_shell(path, call)
 
+    def documented(self, path: Path) -> ShellScript:
+        """The launches the shell code blocks of the Markdown document at `path` show (none for a document it may
+        not read)."""
+        return self._read("markdown", path, self._documented, _read_documented_commands,
+                          lambda problem: ShellScript(path=problem.path, launches=()))
+
     def class_headers(self, path: Path) -> ClassHeaders:
         """The classes the module at `path` defines with their bases as written, and its forward-only step gates;
         none for a file it may not read."""
@@ -264,7 +271,8 @@ class Workspace:
         return reader(path) if self.cache is None else self.cache.read(kind, path, reader)
 
     def _table(self, kind: str) -> dict:
-        return {"shell": self._shell, "python": self._python, "yaml": self._config, "json": self._config}[kind]
+        return {"shell": self._shell, "python": self._python, "yaml": self._config, "json": self._config,
+                "markdown": self._documented}[kind]
 
     def has(self, kind: str, path: Path) -> bool:
         return self.resolved(path) in self._table(kind)
@@ -372,25 +380,10 @@ class Workspace:
             if not self.inside(candidate):
                 return None
             if candidate not in self._submodules:
-                self._submodules[candidate] = self._unpopulated_in(candidate)
+                self._submodules[candidate] = _unpopulated_in(self, candidate)
             if self._submodules[candidate] is not None:
                 return self._submodules[candidate] or None
         return None
-
-    def _unpopulated_in(self, folder: Path) -> Optional[str]:
-        """The first submodule `folder/.gitmodules` declares that is not checked out ("" when all are); None
-        without a `.gitmodules` there."""
-        declared = folder / ".gitmodules"
-        note_path(declared)
-        source = read_source(declared) if declared.is_file() else None
-        if source is None or isinstance(source, Diagnostic):
-            return None
-        for found in _SUBMODULE_PATH.finditer(source.text):
-            target = folder / found.group(1).strip()
-            note_folder(target)
-            if self.inside(target) and (not target.is_dir() or not any(target.iterdir())):
-                return found.group(1).strip()
-        return ""
 
     def hostfile(self, path: Path) -> Optional[HostFile]:
         """The DeepSpeed hostfile at `path`, or None when it is not in the tree (or not a regular file)."""
@@ -479,10 +472,32 @@ class Workspace:
         return Path(found) if found else None
 
 
+def _unpopulated_in(workspace: "Workspace", folder: Path) -> Optional[str]:
+    """The first submodule `folder/.gitmodules` declares that is not checked out ("" when all are); None
+    without a `.gitmodules` there."""
+    declared = folder / ".gitmodules"
+    note_path(declared)
+    source = read_source(declared) if declared.is_file() else None
+    if source is None or isinstance(source, Diagnostic):
+        return None
+    for found in _SUBMODULE_PATH.finditer(source.text):
+        target = folder / found.group(1).strip()
+        note_folder(target)
+        if workspace.inside(target) and (not target.is_dir() or not any(target.iterdir())):
+            return found.group(1).strip()
+    return ""
+
+
 def _read_shell(path: Path) -> ShellScript:
     from trainlint.readers.shell import read_shell  # lazy: the shell reader (~12 ms) only when a script is read
 
     return read_shell(path)
+
+
+def _read_documented_commands(path: Path) -> ShellScript:
+    from trainlint.readers.markdown import read_documented_commands  # lazy: markdown-it only when a document is read
+
+    return read_documented_commands(path)
 
 
 def _read_json_config(path: Path) -> ConfigFile:

@@ -126,9 +126,12 @@ def _byte_origin(path: str, data: bytes, start: int, end: int) -> Origin:
 
 # ------------------------------------------------------------------ a new flag
 def _find_launch(run: TrainingRun):
+    from trainlint.readers.markdown import DOCUMENT_SUFFIX, read_documented_commands
     from trainlint.readers.shell import read_shell
 
-    script = read_shell(Path(run.origin.path))
+    path = Path(run.origin.path)
+    # A README's command is read from its shell code blocks, in place: the edit lands in the document's bytes.
+    script = read_documented_commands(path) if path.suffix.lower() == DOCUMENT_SUFFIX else read_shell(path)
     for launch in script.launches:
         if launch.origin is not None and launch.origin.start_byte == run.origin.start_byte:
             return launch

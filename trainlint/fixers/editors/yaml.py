@@ -65,7 +65,9 @@ def insert_key(run: TrainingRun, knob_name: str, new: Value, read: ReadBytes, pa
     path = path or run.origin.path
     data = read_or_refuse(read, path)
     namespace = AXOLOTL if run.launcher == Launcher.AXOLOTL else ARGS
-    key = spelling(run, knob_name, namespace, place="recipe key")
+    # A file of arguments checked by itself is read by a parser out of view: HfArgumentParser refuses a key no
+    # field takes, so only a TrainingArguments field is written, never a guess (`lora_enable` is LLaVA's own).
+    key = spelling(run, knob_name, namespace, guess=run.launcher != Launcher.ARGUMENTS_FILE, place="recipe key")
     newline = line_ending(data)
     try:
         value = yaml_value("", new)
