@@ -25,7 +25,9 @@ _PROMPT = b"$ "
 
 def shell_lines(data: bytes) -> bytes:
     """`data` with only the content lines of its shell code blocks kept, each in place; every other line is empty
-    (its line ending kept)."""
+    (its line ending kept). Nothing at all for a document without a fenced block."""
+    if b"```" not in data and b"~~~" not in data:
+        return b""  # no fenced block at all: no parse needed
     from markdown_it import MarkdownIt  # lazy: only when a document is read
 
     lines = data.splitlines(keepends=True)
