@@ -4,6 +4,7 @@ those repositories' READMEs: a `shell` block, a `console` block with a `$ ` prom
 under a list item naming a script the tree no longer holds, a Python block and a shown output."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from trainlint.readers.markdown import read_documented_commands, shell_lines
@@ -50,12 +51,12 @@ def test_shell_lines_keep_their_place_and_blank_the_rest():
     data = (SAMPLE / "README.md").read_bytes()
     masked = shell_lines(data)
     original, kept = data.splitlines(), masked.splitlines()
-    assert len(kept) == len(original)
+    assert len(kept) == len(original) and len(masked) == len(data)  # every byte keeps its offset
     assert kept[7] == original[7] and kept[7].startswith(b"ACCELERATE_LOG_LEVEL=info accelerate launch")
     assert kept[13] == b"  " + original[13][2:]  # the prompt is blanked, so every column stays the document's
-    assert not any(b"parse_yaml_file" in line for line in kept)  # a Python block is no shell's
+    assert kept[20].strip() == b""  # a Python block is no shell's
     assert kept[26] == original[26]  # a block indented under a list item, read with its indentation
-    assert all(line == b"" for line, source in zip(kept, original) if source.startswith(b"#"))
+    assert all(line.strip() == b"" for line, source in zip(kept, original) if source.startswith(b"#"))
 
 
 def test_the_document_reader_reports_nothing_of_its_own():
@@ -86,3 +87,18 @@ def test_a_fix_that_needs_a_key_no_known_parser_takes_is_refused_for_a_file_chec
                         "--num-gpus", "4")
     assert "lora" not in (tmp_path / "config.yaml").read_text()
     assert "sets `lora`" in out
+
+
+def test_a_fix_of_a_documented_command_edits_the_document_in_place(cli, tmp_path):
+    folder = tmp_path / "recipes"
+    shutil.copytree(SAMPLE, folder)
+    readme = folder / "README.md"
+    before = readme.read_text()
+    readme.write_text(before.replace("--config_file configs/zero3.yaml scripts/run_sft.py",
+                                     "--config_file configs/zero3.yaml --num_processes 8 scripts/run_sft.py"))
+    cli.run(folder, "fix", "--isolated", "--gpu", "a100-80gb", "--num-gpus", "4", "--preserve-effective-batch")
+    after = readme.read_text()
+    assert "--config_file configs/zero3.yaml --num_processes 4 scripts/run_sft.py" in after
+    # Only that word changed: the rest of the document is as it was.
+    assert after.replace("--num_processes 4", "") == before.replace(
+        "--config_file configs/zero3.yaml scripts/run_sft.py", "--config_file configs/zero3.yaml  scripts/run_sft.py")

@@ -1,6 +1,6 @@
 """The shell commands a Markdown document shows (a README's `accelerate launch ... recipe.yaml`), read as a
-script: the lines of its shell code blocks keep their place and every other line is blank, so each value's
-origin is its line and column in the document itself.
+script: the lines of its shell code blocks keep their place and every other line is blanked with spaces, so each
+value's origin is its line, column and byte offset in the document itself.
 
 A repository whose recipes are files of arguments (alignment-handbook, open-r1, SimPO) documents how to start
 them in a README, and nowhere else: that command is where the accelerate config (the sharding, the process count)
@@ -24,8 +24,9 @@ _PROMPT = b"$ "
 
 
 def shell_lines(data: bytes) -> bytes:
-    """`data` with only the content lines of its shell code blocks kept, each in place; every other line is empty
-    (its line ending kept). Nothing at all for a document without a fenced block."""
+    """`data` with only the content lines of its shell code blocks kept, each in place; every other line is spaces
+    (its line ending kept), so the result is as long as `data`. Nothing at all for a document without a fenced
+    block."""
     if b"```" not in data and b"~~~" not in data:
         return b""  # no fenced block at all: no parse needed
     from markdown_it import MarkdownIt  # lazy: only when a document is read
@@ -47,10 +48,11 @@ def shell_lines(data: bytes) -> bytes:
     masked: List[bytes] = []
     for line, keep in zip(lines, kept):
         ending = line[len(line.rstrip(b"\r\n")):]
-        if not keep:
-            masked.append(ending)
-            continue
         body = line[:len(line) - len(ending)]
+        if not keep:
+            # Spaces, not nothing: every byte keeps its offset, which a fix's edit of the document is made at.
+            masked.append(b" " * len(body) + ending)
+            continue
         stripped = body.lstrip(b" \t")
         if stripped.startswith(_PROMPT):
             indent = len(body) - len(stripped)
