@@ -231,3 +231,46 @@ def test_a_branch_that_compares_an_argument_with_a_constant_is_told(cli, tmp_pat
     assert runs["lora.sh"]["lora_r"]["value"] == 8
     assert "bits" not in runs["lora.sh"] or runs["lora.sh"]["bits"]["value"] is None
     assert (runs["qlora.sh"]["lora_r"]["value"], runs["qlora.sh"]["bits"]["value"]) == (16, 4)
+
+
+_BITS_MEMBERSHIP = '''from dataclasses import dataclass, field
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="meta-llama/Llama-2-7b-hf")
+    bits: int = field(default=16)
+    lora_enable: bool = field(default=False)
+
+
+def main():
+    model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
+    extra = {}
+    if model_args.bits in [4, 8]:
+        extra["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+    model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **extra)
+    if model_args.lora_enable and model_args.bits not in (16, 32):
+        model = get_peft_model(model, LoraConfig(r=64, target_modules=["q_proj", "v_proj"]))
+    Trainer(model=model, args=training_args).train()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_branch_on_membership_in_constants_is_told(cli, tmp_path):
+    # Phi3-Vision-Finetune's `if training_args.bits in [4, 8]:` around its BitsAndBytesConfig: equal to any member;
+    # `not in (...)` holds when equal to none of them.
+    launcher = "torchrun --nproc_per_node 2 finetune.py --output_dir out --bf16 True {flags}\n"
+    write_tree(tmp_path, {"finetune.py": _BITS_MEMBERSHIP, "full.sh": launcher.format(flags=""),
+                          "qlora.sh": launcher.format(flags="--bits 4 --lora_enable True")})
+    _, document = cli.check_json(tmp_path, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    runs = {run["id"].split(":")[0]: run["settings"] for run in document["runs"]}
+    assert runs["full.sh"].get("load_in_4bit", {}).get("value") in (None, False)
+    assert runs["full.sh"]["lora"]["value"] is False
+    assert runs["qlora.sh"]["load_in_4bit"]["value"] is True and runs["qlora.sh"]["lora"]["value"] is True

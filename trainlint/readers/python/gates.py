@@ -1,6 +1,6 @@
 """The branches around a statement read as argument tests (`if model_args.tune_mm_mlp_adapter:`, `if not
-args.use_qlora:`, `if args.use_lora and args.use_qlora:`), or kept as unread when the test is anything else
-(`if training_args.bits in [4, 8]:`). Whether a branch holds is for the resolution to tell, from the launcher's
+args.use_qlora:`, `if args.use_lora and args.use_qlora:`, `if training_args.bits in [4, 8]:`), or kept as unread
+when the test is anything else. Whether a branch holds is for the resolution to tell, from the launcher's
 flags and the arguments' defaults."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import libcst as cst
 from trainlint.core import Setting, SourceKind, Value
 from trainlint.readers.facts import Gate, Keyword
 from trainlint.readers.python.context import Branch
-from trainlint.readers.python.expressions import CstExpr, literal_value
+from trainlint.readers.python.expressions import NOT_LITERAL, CstExpr, literal_value
 from trainlint.readers.python.values import ValueReader
 
 
@@ -51,16 +51,40 @@ class GateReader:
         """A test as argument tests joined by one operator: (tests, joined by `or`), else None."""
         if isinstance(test, cst.BooleanOperation):
             parts: List[Keyword] = []
+            any_of = isinstance(test.operator, cst.Or)
             for side in (test.left, test.right):
-                if isinstance(side, cst.BooleanOperation) and type(side.operator) is not type(test.operator):
-                    return None
                 read = self._terms(side)
-                if read is None:
+                # A side joined by the other operator (`a and (b or c)`, `a and x in [4, 8]`) is no flat list of tests.
+                if read is None or len(read[0]) > 1 and read[1] is not any_of:
                     return None
                 parts.extend(read[0])
-            return tuple(parts), isinstance(test.operator, cst.Or)
+            return tuple(parts), any_of
+        membership = self._membership(test)
+        if membership is not None:
+            return membership
         term = self._term(test)
         return ((term,), True) if term is not None else None
+
+    def _membership(self, test: CstExpr) -> Optional[Tuple[Tuple[Keyword, ...], bool]]:
+        """`args.bits in [4, 8]` as the tests `args.bits == 4 or args.bits == 8`; `not in (...)` as all of `!=`.
+        None for any other test, and for a collection that is not all constants."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
+                and isinstance(test.comparisons[0].comparator, (cst.List, cst.Tuple, cst.Set))):
+            return None
+        elements = test.comparisons[0].comparator.elements
+        members = [literal_value(element.value) if isinstance(element, cst.Element) else NOT_LITERAL
+                   for element in elements]
+        if not members or not all(isinstance(member, (str, int, float)) for member in members):
+            return None
+        reference = self.values.argument_reference(test.left)
+        if reference is None:
+            return None
+        negated = isinstance(test.comparisons[0].operator, cst.NotIn)
+        origin, text = self.ctx.origin(test.left), self.ctx.text(test.left)
+        tests = tuple(Keyword(reference, Setting(member, SourceKind.CODE_KEYWORD, origin, text), reference, negated,
+                              exact=True) for member in members)
+        return tests, not negated
 
     def _term(self, test: CstExpr) -> Optional[Keyword]:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
