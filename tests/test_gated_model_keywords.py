@@ -251,7 +251,9 @@ def main():
     model_args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
     extra = {}
     if model_args.bits in [4, 8]:
-        extra["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        extra["quantization_config"] = BitsAndBytesConfig(load_in_4bit=model_args.bits == 4,
+                                                          load_in_8bit=8 == model_args.bits,
+                                                          bnb_4bit_compute_dtype=torch.bfloat16)
     model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **extra)
     if model_args.lora_enable and model_args.bits not in (16, 32):
         model = get_peft_model(model, LoraConfig(r=64, target_modules=["q_proj", "v_proj"]))
@@ -265,12 +267,16 @@ if __name__ == "__main__":
 
 def test_a_branch_on_membership_in_constants_is_told(cli, tmp_path):
     # Phi3-Vision-Finetune's `if training_args.bits in [4, 8]:` around its BitsAndBytesConfig: equal to any member;
-    # `not in (...)` holds when equal to none of them.
+    # `not in (...)` holds when equal to none of them. Its keywords compare the argument too (`bits == 4`).
     launcher = "torchrun --nproc_per_node 2 finetune.py --output_dir out --bf16 True {flags}\n"
     write_tree(tmp_path, {"finetune.py": _BITS_MEMBERSHIP, "full.sh": launcher.format(flags=""),
-                          "qlora.sh": launcher.format(flags="--bits 4 --lora_enable True")})
+                          "qlora.sh": launcher.format(flags="--bits 4 --lora_enable True"),
+                          "lora8.sh": launcher.format(flags="--bits 8 --lora_enable True")})
     _, document = cli.check_json(tmp_path, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
     runs = {run["id"].split(":")[0]: run["settings"] for run in document["runs"]}
     assert runs["full.sh"].get("load_in_4bit", {}).get("value") in (None, False)
     assert runs["full.sh"]["lora"]["value"] is False
     assert runs["qlora.sh"]["load_in_4bit"]["value"] is True and runs["qlora.sh"]["lora"]["value"] is True
+    # `load_in_4bit=model_args.bits == 4`: a comparison of the argument, told from the flag, which is where to edit.
+    assert runs["qlora.sh"]["load_in_4bit"]["path"] == "qlora.sh"
+    assert (runs["lora8.sh"]["load_in_4bit"]["value"], runs["lora8.sh"]["load_in_8bit"]["value"]) == (False, True)

@@ -138,6 +138,9 @@ class Keyword:
     # As a branch's argument test: it compares the argument with the setting's value for equality
     # (`args.adapter_name == "lora"`), where a text value is otherwise looked for inside the argument's text.
     exact: bool = False
+    # With `exact`, as a keyword's value: the keyword is the comparison of the argument with this constant
+    # (`load_in_4bit=args.bits == 4`), negated for `!=`.
+    compared_with: Optional[Value] = None
     # (function, parameter) when the value is a bare name reading a parameter of a module-level function that never
     # rebinds it (`attn_implementation=attn_implementation` in LLaVA's `def train(attn_implementation=None)`): the
     # caller's argument decides it.

@@ -175,7 +175,11 @@ def _keyword_setting(keyword: Keyword, argparse_values: Dict[str, Setting],
     if source is None:
         return keyword.setting
     value = source.value
-    if keyword.negated:
+    if keyword.exact:  # `load_in_4bit=args.bits == 4`
+        equal = _equals(value, keyword.compared_with)
+        value = (equal != keyword.negated) if equal is not None else Unknown(
+            f"`{keyword.setting.text}` of a value that cannot be compared")
+    elif keyword.negated:
         truth = coerce_as(bool, value).value
         value = (not truth) if isinstance(truth, bool) else Unknown(f"`not {keyword.reference}` of an unknown value")
     # The keyword's value comes from the parsed argument: the argument's origin is where to edit.

@@ -7,7 +7,7 @@ from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 
-from trainlint.core import Setting, SourceKind, Unknown
+from trainlint.core import Setting, SourceKind, Unknown, Value
 from trainlint.knobs import knob_for
 from trainlint.readers.facts import ADAPTER_KEYWORDS, Keyword
 from trainlint.readers.python.context import Context, describe_binding
@@ -50,6 +50,12 @@ class ValueReader:
                 # `per_device_train_batch_size=MICRO_BATCH_SIZE` with `MICRO_BATCH_SIZE = 4` (or `= args.micro_batch`)
                 # once, unconditionally: the value where it is written.
                 return self.keyword(name, bound, kind, f"{note} (`{value.value}`)", written_as, depth + 1)
+        compared = self._compared_argument(value)
+        if compared is not None:
+            # `load_in_4bit=args.bits == 4`: true when the argument equals the constant.
+            reference, constant, unequal = compared
+            unknown = Setting(Unknown(f"from {ctx.short(value)}"), kind, origin, text, note=note, written_as=written_as)
+            return Keyword(name, unknown, reference, unequal, exact=True, compared_with=constant)
         negated = False
         inner = value
         if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
@@ -67,6 +73,20 @@ class ValueReader:
             return Keyword(name, unknown, parameter=parameter)
         opaque = Unknown(f"expression `{ctx.short(value)}`")
         return Keyword(name, Setting(opaque, kind, origin, text, note=note, written_as=written_as))
+
+    def _compared_argument(self, value: CstExpr) -> Optional[Tuple[str, Value, bool]]:
+        """`args.bits == 4` (or `!=`, either side): (the argument, the constant, whether unequal), else None."""
+        if not (isinstance(value, cst.Comparison) and len(value.comparisons) == 1
+                and isinstance(value.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
+            return None
+        unequal = isinstance(value.comparisons[0].operator, cst.NotEqual)
+        for argument, constant in ((value.left, value.comparisons[0].comparator),
+                                   (value.comparisons[0].comparator, value.left)):
+            literal = literal_value(constant)
+            reference = self.argument_reference(argument) if isinstance(literal, (str, int, float)) else None
+            if reference is not None:
+                return reference, literal, unequal
+        return None
 
     def bound_value(self, node: cst.Name) -> Optional[CstExpr]:
         """The one value a bare name holds where it is read: the single assignment of the nearest scope that binds
