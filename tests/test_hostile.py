@@ -124,3 +124,20 @@ def test_a_yaml_recipe_past_the_caps_is_reported_not_silent(tree: Path, monkeypa
     result = _lint(tree)
     reported = {f.path for f in result.findings if f.code == "TL002" and "not read to the end" in f.message}
     assert reported == {"deep.yaml", "recipe.yaml"}  # lock.yaml holds no recipe key: never parsed
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_documents_beside_a_recipe_are_read_only_inside_the_tree(tree: Path, tmp_path: Path):
+    """The Markdown documents a lone recipe's job may come from: a link out of the tree is not read (its commands
+    would name files there), a FIFO is not opened, and neither makes the scan report or show anything."""
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"```bash\naccelerate launch train.py recipe.yaml --run_name {SECRET}\n```\n")
+    write_tree(tree, {"recipe.yaml": "model_name_or_path: meta-llama/Llama-2-7b-hf\nper_device_train_batch_size: 4\n"
+                                     "output_dir: out\n", "train.py": "import transformers\n"})
+    (tree / "README.md").symlink_to(outside)
+    os.mkfifo(tree / "NOTES.md")
+    started = time.monotonic()
+    result = _lint(tree)
+    assert time.monotonic() - started < 30
+    assert [run.path for run in result.scan.runs] == ["recipe.yaml"]  # still checked by itself
+    assert SECRET not in _texts(result) and not any("README" in f.path or "NOTES" in f.path for f in result.findings)
