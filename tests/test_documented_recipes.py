@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from tests.conftest import write_tree
+from trainlint.checks._examples import job
 from trainlint.readers.markdown import read_documented_commands, shell_lines
 
 SAMPLE = Path(__file__).parent / "samples" / "documented_recipes"
@@ -102,3 +104,20 @@ def test_a_fix_of_a_documented_command_edits_the_document_in_place(cli, tmp_path
     # Only that word changed: the rest of the document is as it was.
     assert after.replace("--num_processes 4", "") == before.replace(
         "--config_file configs/zero3.yaml scripts/run_sft.py", "--config_file configs/zero3.yaml  scripts/run_sft.py")
+
+
+def test_a_document_named_by_itself_has_a_job_for_each_training_command_it_shows(cli, tmp_path):
+    """`trainlint check docs/train.md`: Chat-UniVi and Video-ChatGPT document their launch only there. Scanned as
+    part of a folder, such a command is no job: only a recipe no launcher runs takes a document's command."""
+    files = job("--per_device_train_batch_size 4\n--model_max_length 2048")
+    command = files.pop("finetune.sh").split("\n", 1)[1]
+    write_tree(tmp_path, {**files, "docs/train.md": f"# Training\n\nOn 8 GPUs:\n\n```bash\n{command}```\n\n"
+                                                    "```bash\npython scripts/gone.py --per_device_train_batch_size 4\n"
+                                                    "```\n"})
+    _, document = cli.check_json(tmp_path, "docs/train.md", *_ARGS)
+    [run] = document["runs"]  # the second command names a script the tree lacks: not this tree's job
+    assert run["id"] == "docs/train.md:6" and run["entry"] == "train.py"
+    batch = run["settings"]["per_device_train_batch_size"]
+    assert (batch["value"], batch["path"], batch["line"]) == (4, "docs/train.md", 7)
+    _, folder = cli.check_json(tmp_path, ".", *_ARGS)
+    assert [run["id"] for run in folder["runs"]] == []

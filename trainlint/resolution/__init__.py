@@ -60,7 +60,8 @@ class Scan:
 
 
 def discover(paths: Sequence[Path], exclude: Sequence[str] = ()) -> Tuple[List[Path], List[Diagnostic]]:
-    """Files to read: named files as they are; shell scripts and YAML recipes below named folders."""
+    """Files to read: named files as they are (a Markdown document too); shell scripts and YAML recipes below named
+    folders."""
     found: List[Path] = []
     problems: List[Diagnostic] = []
     for path in paths:
@@ -134,7 +135,7 @@ def _scan(paths: Sequence[Path], exclude: Sequence[str], workspace: Workspace) -
 def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspace, result: Scan) -> None:
     """Read `files` and add to `result` the jobs they launch, with the problems of each file."""
     # Imported here: job assembly and the frameworks behind it (~25 ms) only once there are files to read.
-    from trainlint.resolution.documented import documented_runs
+    from trainlint.resolution.documented import document_runs, documented_runs, is_document
     from trainlint.resolution.runs import build_run, python_run, recipe_run
     from trainlint.resolution.script_calls import called_runs
 
@@ -157,6 +158,11 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
         elif kind == FileKind.JSON:
             config = workspace.config(path)
             result.diagnostics.extend(config.diagnostics)
+        elif kind is None and safe_resolve(path) in explicit and is_document(path):
+            # A Markdown document named by itself: the training commands its shell code blocks show are its jobs.
+            for run in document_runs(path, workspace, build_run):
+                result.runs.append(run)
+                entries_seen.update(run.facts.python_files[:1])
         elif kind == FileKind.SHELL:
             # A named TOML file (configuration, version pins) or one no reader takes (a notebook, a README) holds
             # no job, and is not bash: it is not read as a launcher.

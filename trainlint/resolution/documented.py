@@ -33,6 +33,17 @@ def documented_runs(recipes: Sequence[Path], workspace: Workspace, build_run: Bu
     return found
 
 
+def is_document(path: Path) -> bool:
+    return path.suffix.lower() == DOCUMENT_SUFFIX
+
+
+def document_runs(document: Path, workspace: Workspace, build_run: BuildRun) -> List[TrainingRun]:
+    """The jobs of the training commands a document named by itself shows (`trainlint check docs/train.md`): each
+    command that is one and names only files the tree holds."""
+    runs = (build_run(launch, document, workspace) for launch in workspace.documented(document).launches)
+    return [run for run in runs if run is not None and not _names_missing_file(run)]
+
+
 def _documents_above(recipe: Path, workspace: Workspace) -> Iterator[Path]:
     """The Markdown documents of the recipe's folder and of each folder above it, up to its repository's root (or
     the scanned tree's top), nearest first."""
@@ -56,12 +67,16 @@ def _documented_run(recipe: Path, document: Path, workspace: Workspace, build_ru
         if not _names(launch, target, document, workspace):
             continue
         run = build_run(launch, document, workspace)
-        if run is None or display_path(recipe) not in run.configs:
+        if run is None or display_path(recipe) not in run.configs or _names_missing_file(run):
             continue
-        if any(diagnostic.kind == DiagnosticKind.MISSING_FILE for diagnostic in run.diagnostics):
-            continue  # the document shows another checkout's layout, or an older one: not this tree's job
         return run
     return None
+
+
+def _names_missing_file(run: TrainingRun) -> bool:
+    """The command names a file the tree lacks: the document shows another checkout's layout, or an older one, and
+    the command is not this tree's job."""
+    return any(diagnostic.kind == DiagnosticKind.MISSING_FILE for diagnostic in run.diagnostics)
 
 
 def _names(launch: Launch, target: Path, document: Path, workspace: Workspace) -> bool:
