@@ -221,13 +221,19 @@ if __name__ == "__main__":
 '''
 
 
+def _settings_by_launcher(cli, folder, script: str, launchers: dict) -> dict:
+    """The settings of each launcher (name -> the flags it adds) running `script` as `finetune.py` on 2 GPUs."""
+    command = "torchrun --nproc_per_node 2 finetune.py --output_dir out --bf16 True {flags}\n"
+    write_tree(folder, {"finetune.py": script,
+                        **{name: command.format(flags=flags) for name, flags in launchers.items()}})
+    _, document = cli.check_json(folder, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    return {run["id"].split(":")[0]: run["settings"] for run in document["runs"]}
+
+
 def test_a_branch_that_compares_an_argument_with_a_constant_is_told(cli, tmp_path):
     # LLM-Adapters' `if adapter_name == "lora":` around its LoraConfig: an equality, not a substring (`qlora`)
-    launcher = "torchrun --nproc_per_node 2 finetune.py --output_dir out --bf16 True {flag}\n"
-    write_tree(tmp_path, {"finetune.py": _ADAPTER_CHOICE, "lora.sh": launcher.format(flag=""),
-                          "qlora.sh": launcher.format(flag="--adapter_name qlora --lora_rank 16")})
-    _, document = cli.check_json(tmp_path, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    runs = {run["id"].split(":")[0]: run["settings"] for run in document["runs"]}
+    runs = _settings_by_launcher(cli, tmp_path, _ADAPTER_CHOICE,
+                                 {"lora.sh": "", "qlora.sh": "--adapter_name qlora --lora_rank 16"})
     assert runs["lora.sh"]["lora_r"]["value"] == 8
     assert "bits" not in runs["lora.sh"] or runs["lora.sh"]["bits"]["value"] is None
     assert (runs["qlora.sh"]["lora_r"]["value"], runs["qlora.sh"]["bits"]["value"]) == (16, 4)
@@ -257,23 +263,14 @@ def main():
     model = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **extra)
     if model_args.lora_enable and model_args.bits not in (16, 32):
         model = get_peft_model(model, LoraConfig(r=64, target_modules=["q_proj", "v_proj"]))
-    Trainer(model=model, args=training_args).train()
-
-
-if __name__ == "__main__":
-    main()
-'''
+''' + _ADAPTER_CHOICE[_ADAPTER_CHOICE.index("    Trainer(model=model"):]
 
 
 def test_a_branch_on_membership_in_constants_is_told(cli, tmp_path):
     # Phi3-Vision-Finetune's `if training_args.bits in [4, 8]:` around its BitsAndBytesConfig: equal to any member;
     # `not in (...)` holds when equal to none of them. Its keywords compare the argument too (`bits == 4`).
-    launcher = "torchrun --nproc_per_node 2 finetune.py --output_dir out --bf16 True {flags}\n"
-    write_tree(tmp_path, {"finetune.py": _BITS_MEMBERSHIP, "full.sh": launcher.format(flags=""),
-                          "qlora.sh": launcher.format(flags="--bits 4 --lora_enable True"),
-                          "lora8.sh": launcher.format(flags="--bits 8 --lora_enable True")})
-    _, document = cli.check_json(tmp_path, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    runs = {run["id"].split(":")[0]: run["settings"] for run in document["runs"]}
+    runs = _settings_by_launcher(cli, tmp_path, _BITS_MEMBERSHIP, {
+        "full.sh": "", "qlora.sh": "--bits 4 --lora_enable True", "lora8.sh": "--bits 8 --lora_enable True"})
     assert runs["full.sh"].get("load_in_4bit", {}).get("value") in (None, False)
     assert runs["full.sh"]["lora"]["value"] is False
     assert runs["qlora.sh"]["load_in_4bit"]["value"] is True and runs["qlora.sh"]["lora"]["value"] is True
