@@ -173,3 +173,27 @@ def test_the_summary_is_silent_about_a_copy_the_repository_keeps(cli, tmp_path):
     (repo / ".gitignore").write_text("*.pyc\n__pycache__/\n")
     code, out, err = cli.run(repo, "fix", *PORT)
     assert "(new)" in out and "git add -f" not in out
+
+
+def test_a_command_a_readme_shows_gets_a_copy_named_after_its_recipe(tmp_path):
+    """axolotl's `examples/phi/README.md` runs `phi-ft.yml --deepspeed deepspeed_configs/zero1.json`: a copy named
+    after the document (`README_zero1_offload.json`) would say nothing of the job it is for."""
+    from trainlint.core import KnobChange, Setting, SourceKind, TrainingRun
+    from trainlint.fixers.own_configs import own_config
+    from trainlint.knobs import K
+
+    config = tmp_path / "deepspeed_configs" / "zero1.json"
+    config.parent.mkdir()
+    config.write_text('{\n  "zero_optimization": {"stage": 1},\n  "bf16": {"enabled": "auto"}\n}\n')
+    run = TrainingRun(id="examples/phi/README.md:6", path="examples/phi/README.md", launcher="axolotl", origin=None,
+                      entry=None, settings={K.ZERO_STAGE: Setting(1, SourceKind.CONFIG_FILE)},
+                      recipe="examples/phi/phi-ft.yml")
+
+    def read(path: str):
+        target = Path(path)
+        return target.read_bytes() if target.is_file() else None
+
+    copy = own_config(run, str(config), "deepspeed_configs/zero1.json",
+                      (KnobChange(K.OFFLOAD_OPTIMIZER, "none", "cpu"),), read, lambda setting, new: None)
+    assert copy.written == "deepspeed_configs/phi-ft_zero1_offload.json"
+    assert json.loads(copy.creation.content)["zero_optimization"]["offload_optimizer"]["device"] == "cpu"

@@ -4,8 +4,8 @@ settings written in, and its `--deepspeed` pointed at the copy. The shared confi
 they are; the copy holds every other key of the original byte for byte, so the training is the same.
 
 The copy is named after the job's launcher and what it shards and offloads (`zero3.json`, run by
-`scripts/v1_5/finetune.sh`, with the optimizer offloaded: `finetune_zero3_offload.json`). A file of that name
-already there is never written over: the port is then left to a person.
+`scripts/v1_5/finetune.sh`, with the optimizer offloaded: `finetune_zero3_offload.json`); a command a README shows,
+after the recipe it runs. A file of that name already there is never written over: the port is then left to a person.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from trainlint.fixers.editors import Refused, same_value
 from trainlint.fixers.edits import apply_edits, collide, merged_insertions, new_file
 from trainlint.formats import FileKind, kind_of
 from trainlint.knobs import K
+from trainlint.readers.markdown import DOCUMENT_SUFFIX
 
 # The knobs a port writes into a DeepSpeed config that does not name them yet, by their key in `zero_optimization`.
 OFFLOAD_KEYS = {K.OFFLOAD_OPTIMIZER: "offload_optimizer", K.OFFLOAD_PARAM: "offload_param"}
@@ -107,7 +108,9 @@ def own_config(run: TrainingRun, config: str, written: str, changes: Tuple[KnobC
     stage = next((change.new for change in changes if change.knob == K.ZERO_STAGE), run.value(K.ZERO_STAGE))
     offloads = any(str(run.value(knob)).lower() == "cpu" for knob in OFFLOAD_KEYS) \
         or any(change.knob in OFFLOAD_KEYS and str(change.new).lower() == "cpu" for change in changes)
-    name = own_config_name(config, run.path, stage, offloads)
+    # A command a README shows is named after the recipe it runs: `README_zero3.json` would say nothing of the job.
+    named_after = run.recipe if run.recipe and Path(run.path).suffix.lower() == DOCUMENT_SUFFIX else run.path
+    name = own_config_name(config, named_after, stage, offloads)
     path = str(Path(config).with_name(name))
     edits: List[Edit] = []
     for change in changes:
