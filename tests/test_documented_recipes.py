@@ -7,6 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.conftest import write_tree
 from trainlint.checks._examples import job
 from trainlint.readers.markdown import read_documented_commands, shell_lines
@@ -121,3 +124,16 @@ def test_a_document_named_by_itself_has_a_job_for_each_training_command_it_shows
     assert (batch["value"], batch["path"], batch["line"]) == (4, "docs/train.md", 7)
     _, folder = cli.check_json(tmp_path, ".", *_ARGS)
     assert [run["id"] for run in folder["runs"]] == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["```bash", "```", "~~~sh", "    ```", "$ torchrun train.py \\", "  --bf16 True",
+                                 "text with `code`", "", "> quoted", "- item", "\r", "é ünïcode", "```python",
+                                 "deepspeed train.py --deepspeed ds.json"]), max_size=40),
+       st.sampled_from(["\n", "\r\n"]))
+def test_any_document_keeps_every_byte_offset_and_reads_without_error(lines, ending):
+    data = ending.join(lines).encode()
+    masked = shell_lines(data)
+    assert masked == b"" or len(masked) == len(data)
+    assert all(kept in (source, source.replace(b"$ ", b"  ", 1)) or not kept.strip()
+               for kept, source in zip(masked.splitlines(), data.splitlines()))
