@@ -119,3 +119,16 @@ def test_without_a_config_file_or_mixed_precision_the_machines_default_config_ch
     # The trainer's own flag is written into the environment accelerate reads: then the machine does not choose.
     chosen = _check(cli, tmp_path, "accelerate launch --multi_gpu --num_processes 1 " + _FLAGS)
     assert chosen["runs"][0]["settings"]["bf16"]["value"] is True
+
+
+def test_an_accelerate_config_out_of_view_leaves_the_precision_unknown_but_not_the_command_lines(cli, tmp_path):
+    """`--config_file /home/me/fsdp.yaml` (GritLM's launchers): the file may set the mixed precision as it may shard;
+    an option the command line gives next to it still counts."""
+    unread = _check(cli, tmp_path, "accelerate launch --config_file /home/me/fsdp.yaml "
+                    + _FLAGS.replace("--bf16 True ", "").replace("Llama-3.2-1B", "Llama-3.2-3B"))
+    settings = unread["runs"][0]["settings"]
+    assert settings["bf16"]["value"] is None and "/home/me/fsdp.yaml" in settings["mixed_precision"]["reason"]
+    assert "TL105" not in [f["code"] for f in unread["findings"]]
+    given = _check(cli, tmp_path, "accelerate launch --config_file /home/me/fsdp.yaml --mixed_precision bf16 "
+                   + _FLAGS.replace("--bf16 True ", ""))
+    assert given["runs"][0]["settings"]["bf16"]["value"] is True

@@ -406,6 +406,7 @@ _NON_GPU_XLA_DEVICES = {"TPU": "TPUs", "CPU": "the CPU", "NEURON": "AWS Neuron d
 # The flag TRL's `TrlParser.parse_args_and_config` reads a file of arguments from.
 TRL_CONFIG_FLAG = "config"
 
+
 def _recipe_argument(build: JobBuild, word: Optional[Setting], dirs: Sequence[Path]) -> Optional[Path]:
     """The YAML/JSON arguments file `word` names, if it is one: an entry script's first positional argument
     (`train.py recipe.yaml`, read by HfArgumentParser.parse_yaml_file or LLaMA-Factory) or TRL's `--config`."""

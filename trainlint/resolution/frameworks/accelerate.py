@@ -36,10 +36,16 @@ def read_launch_config(inputs: JobInputs, workspace: Workspace, launcher_args: S
         config = workspace.config(path) if path is not None else None
         if config is None or (config.diagnostics and not config.values):
             # The config that chooses accelerate's backend (FSDP, DeepSpeed or plain data parallel) is not there to
-            # read (elsewhere on the author's machine, outside the tree, or unreadable): the sharding is unknown.
+            # read (elsewhere on the author's machine, outside the tree, or unreadable): the sharding is unknown, and
+            # so is the precision unless the command line gives it.
+            unread = f"the accelerate config `{config_setting.value}` is not read"
             inputs.candidates.add(K.ZERO_STAGE, Setting(
-                Unknown(f"the accelerate config `{config_setting.value}` is not read; it may shard the model (FSDP "
-                        "or DeepSpeed)"), SourceKind.DERIVED, None, via=(config_setting,)))
+                Unknown(f"{unread}; it may shard the model (FSDP or DeepSpeed)"), SourceKind.DERIVED, None,
+                via=(config_setting,)))
+            if "mixed_precision" not in given:
+                inputs.candidates.add(K.MIXED_PRECISION, Setting(Unknown(f"{unread}; it may set the mixed precision"),
+                                                                 SourceKind.DERIVED, None, via=(config_setting,)))
+            _command_line_values(inputs.candidates, launcher_args, given)
             return
         sectioned = _in_sections(config.values, launcher_args, given)
         sections_win = _sections_win(workspace, [path.parent, *dirs[:1]]) if sectioned else False
