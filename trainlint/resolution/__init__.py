@@ -193,7 +193,9 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
         if safe_resolve(path) not in explicit and display_path(path) in launched:
             continue
         if path in documented:
-            result.runs.append(documented[path])
+            # One command may name two of the recipes (a recipe and a second file of arguments): one job.
+            if documented[path].id not in {run.id for run in result.runs}:
+                result.runs.append(documented[path])
             continue
         config = workspace.config(path)
         if config.diagnostics and not config.values:
