@@ -98,6 +98,28 @@ class ShellScript:
 
 
 # ---------------------------------------------------------------- python
+# TRL's trainer config classes: calls whose keywords are TrainingArguments fields, and argument classes built on it.
+TRL_CONFIGS = frozenset(
+    {
+        "SFTConfig",
+        "DPOConfig",
+        "GRPOConfig",
+        "PPOConfig",
+        "RewardConfig",
+        "ORPOConfig",
+        "KTOConfig",
+        "CPOConfig",
+        "RLOOConfig",
+        "OnlineDPOConfig",
+        "GKDConfig",
+        "PRMConfig",
+        "XPOConfig",
+        "NashMDConfig",
+        "BCOConfig",
+        "IterativeSFTConfig",
+    }
+)
+
 @dataclass(frozen=True)
 class FieldDefault:
     """A dataclass field or an argparse argument, with its default."""

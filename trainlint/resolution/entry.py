@@ -11,6 +11,7 @@ from trainlint.readers.facts import (
     DEEPSPEED_ARGUMENTS_OWNER,
     FIRE_OWNER,
     LEGACY_PPO_CONFIG,
+    TRL_CONFIGS,
     ClassHeaders,
     DataclassInfo,
     FieldDefault,
@@ -90,6 +91,9 @@ class EntryFacts:
     derived_parser: Optional[str] = None
     # The script's TRL parser takes a file of arguments from `--config` (`parse_args_and_config`).
     reads_config_flag: bool = False
+    # The TRL config the training arguments are (`SFTConfig`: a parser class, the base of one, or a config call),
+    # whose defaults differ from TrainingArguments' by release.
+    trl_config: Optional[str] = None
     # Fields of parser classes that are not TrainingArguments (model and data arguments).
     plain_fields: Dict[str, FieldDefault] = field(default_factory=dict)
     # The repository's own Trainer the job trains with, when it is no HF Trainer at all (LOMO's `LOMOTrainer`, a
@@ -488,6 +492,9 @@ def _merge(facts: EntryFacts) -> None:
         and not any(module.builds_parser for module in facts.modules)
     for name in parser_classes:
         info = classes.get(name)
+        facts.trl_config = facts.trl_config or next(
+            (base for base in [name, *(_last(b) for b in (_ancestors(info, classes) if info else ()))]
+             if base in TRL_CONFIGS), None)
         if info is None:
             # Not defined in the scanned modules: HF's own argument class, or one we cannot see.
             facts.inherits_hf = facts.inherits_hf or name in _HF_ARGUMENT_BASES
@@ -517,6 +524,7 @@ def _merge(facts: EntryFacts) -> None:
                 facts.option_dest.setdefault(option.lstrip("-").replace("-", "_"), arg.name)
         for call in module.config_calls:
             facts.config_keywords.extend(call.keywords)
+            facts.trl_config = facts.trl_config or (_last(call.callee) if _last(call.callee) in TRL_CONFIGS else None)
         facts.overrides.extend(module.overrides)
         facts.trainer_calls.extend(module.trainer_calls)
         facts.other_keywords.extend(module.other_keywords)

@@ -65,6 +65,7 @@ from trainlint.resolution.frameworks.base import Framework
 from trainlint.resolution.frameworks.hf_trainer import unread_entry_defaults
 from trainlint.resolution.frameworks.llamafactory_v1 import UNMODELLED as LLAMAFACTORY_V1_UNMODELLED
 from trainlint.resolution.frameworks.memory_features import NON_GPU_DEVICES, add_out_of_scope
+from trainlint.resolution.frameworks.trl_defaults import apply_trl_defaults
 from trainlint.resolution.inputs import KNOB_TYPES, JobInputs
 from trainlint.resolution.launch_folder import cwd_candidates
 from trainlint.resolution.launch_writes import LaunchWrites
@@ -222,7 +223,7 @@ def build_run(launch: Launch, script_path: Path, workspace: Workspace) -> Option
         # values it takes when the launch passes none are unknown, not transformers' defaults.
         unread_entry_defaults(unread, build.candidates)
     elif build.facts.uses_hf_trainer:
-        HF_TRAINER.defaults({}, build.candidates)
+        _hf_defaults(build, {})
     return _finish(build, shown_script)
 
 
@@ -494,7 +495,7 @@ def add_recipe(build: JobBuild, recipe: Optional[Path], overrides: Sequence[Tupl
         # command adds (`accelerate launch --mixed_precision bf16`) are not in view: no defaults are assumed.
         unread_entry_defaults(out_of_view, build.candidates)
     else:
-        HF_TRAINER.defaults(written, build.candidates)
+        _hf_defaults(build, written)
     owner.defaults(written, build.candidates)
 
 
@@ -647,8 +648,16 @@ def python_run(script: Path, workspace: Workspace) -> Optional[TrainingRun]:
     build.candidates.add(K.WORLD_SIZE, Setting(Unknown("the script was named without its launcher"),
                                                SourceKind.DERIVED))
     if facts.uses_hf_trainer:
-        HF_TRAINER.defaults({}, build.candidates)
+        _hf_defaults(build, {})
     return _finish(build, shown, run_id=shown)
+
+
+def _hf_defaults(build: JobBuild, written: Dict[str, Setting]) -> None:
+    """TrainingArguments' defaults, and over them those of the TRL config the script's arguments are, by the trl
+    release the repository pins."""
+    HF_TRAINER.defaults(written, build.candidates)
+    folder = build.workspace.resolved(build.script_path).parent
+    apply_trl_defaults(build.facts.trl_config if build.facts else None, build.workspace, folder, build.candidates)
 
 
 # ---------------------------------------------------------------- the run

@@ -323,15 +323,17 @@ class Workspace:
     def _first_requirement_above(self, memo: Dict[Tuple[Path, str], Optional[T]], folder: Path, package: str,
                                  ask: Callable[[Path], Optional[T]]) -> Optional[T]:
         """The first answer `ask` gives for a requirements file, in `folder` then each folder above it up to
-        its repository's root (a folder outside any repository is its own root). Remembered in `memo` for every
-        folder on the way up: the launchers and recipes of one repository share the folders above them."""
+        its repository's root (outside any repository, the top of the scanned tree holding it). Remembered in
+        `memo` for every folder on the way up: the launchers and recipes of one repository share the folders above
+        them."""
         key = (folder, package)
         if key in memo:
             return memo[key]
         names = (*_REQUIREMENT_FILES[:1], *self._requirement_variants(folder), *_REQUIREMENT_FILES[1:])
         found = next((answer for answer in map(ask, (folder / name for name in names)) if answer is not None), None)
         if found is None:
-            root = self.repo_root(folder) or folder
+            # Outside any repository (a tree unpacked from an archive), the scanned tree's top is the root.
+            root = self.repo_root(folder) or next((top for top in self.roots or () if within(folder, top)), folder)
             if folder != root and folder.parent != folder:
                 found = self._first_requirement_above(memo, folder.parent, package, ask)
         memo[key] = found

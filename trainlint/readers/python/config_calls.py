@@ -13,6 +13,7 @@ from trainlint.readers.facts import (
     ATTENTION_PATCH_CALLEE,
     CLASSIFICATION_HEAD,
     LEGACY_PPO_CONFIG,
+    TRL_CONFIGS,
     ConfigCall,
     Gate,
     Keyword,
@@ -23,27 +24,6 @@ from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.gates import GateReader
 from trainlint.readers.python.values import ValueReader
 
-# Calls whose keywords are TrainingArguments fields (HF and TRL config classes).
-TRL_CONFIGS = frozenset(
-    {
-        "SFTConfig",
-        "DPOConfig",
-        "GRPOConfig",
-        "PPOConfig",
-        "RewardConfig",
-        "ORPOConfig",
-        "KTOConfig",
-        "CPOConfig",
-        "RLOOConfig",
-        "OnlineDPOConfig",
-        "GKDConfig",
-        "PRMConfig",
-        "XPOConfig",
-        "NashMDConfig",
-        "BCOConfig",
-        "IterativeSFTConfig",
-    }
-)
 # Calls outside the trainer config whose keywords pin a knob, by callee name (last component).
 OTHER_CALL_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
     "Accelerator": ("gradient_accumulation_steps", "mixed_precision"),

@@ -164,10 +164,11 @@ def _derive_precision(candidates: Candidates, context: DeriveContext) -> None:
     if chosen is None or not (isinstance(chosen.value, Unknown) or chosen.value in ("bf16", "fp16")):
         return
     # A trainer that turns bf16 or fp16 on itself writes its own choice into that environment (TrainingArguments
-    # sets ACCELERATE_MIXED_PRECISION from its flags): the config's choice then does not reach it.
+    # sets ACCELERATE_MIXED_PRECISION from its flags): the config's choice then does not reach it. The choice may be
+    # its class's default (TRL's configs turn bf16 on from trl 0.19).
     for knob in (K.BF16, K.FP16):
         own = candidates.winner(knob)
-        if own is not None and own.kind != SourceKind.FRAMEWORK_DEFAULT and coerce(knob, own.value).value is True:
+        if own is not None and coerce(knob, own.value).value is True:
             return
     if isinstance(chosen.value, Unknown):
         # Whether the step runs in 16 bits is the machine's choice: bf16 is as unknown as the config that sets it.
