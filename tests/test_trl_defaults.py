@@ -76,3 +76,18 @@ def test_a_pin_at_the_top_of_a_tree_outside_any_repository_counts(cli, tmp_path)
                           "scripts/run.sh": "cd .. && " + _LAUNCH.format(flags="")})
     _, document = cli.check_json(tmp_path, ".", "--isolated", "--no-cache", "--gpu", "a100-80gb")
     assert document["runs"][0]["settings"]["gradient_checkpointing"]["value"] is True
+
+
+def test_an_sft_config_given_no_length_limits_rows_to_1024_tokens(cli, tmp_path):
+    """SFTConfig's `max_length` is 1024 from trl 0.16, and `min(tokenizer.model_max_length, 1024)` before: a TRL SFT
+    job that sets no limit is grounded at 1024 tokens whatever its release; a DPO job gets no such default."""
+    sft = DPO.read_text().replace("DPOConfig", "SFTConfig").replace("DPOTrainer", "SFTTrainer")
+    write_tree(tmp_path, {"sft.py": sft, "run.sh": _LAUNCH.replace("dpo.py", "sft.py").replace(
+        " --max_length 2048", "").format(flags="")})
+    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    length = document["runs"][0]["settings"]["max_seq_length"]
+    assert length["value"] == 1024 and length["path"] is None
+    (tmp_path / "run.sh").write_text(_LAUNCH.replace(" --max_length 2048", "").format(flags=""))
+    shutil.copy(DPO, tmp_path / "dpo.py")
+    _, dpo = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    assert dpo["runs"][0]["settings"].get("max_seq_length", {}).get("value") is None

@@ -1,7 +1,8 @@
 """The defaults TRL's trainer configs set over TrainingArguments', by release: `SFTConfig`, `DPOConfig`, `GRPOConfig`
 and the other configs of TRL's stable trainers turn bf16 on from trl 0.19 (huggingface/trl#3515, unless fp16 is
 set) and gradient checkpointing from trl 0.22 (huggingface/trl#3510). A job whose training arguments are such a
-config takes them from the release the repository pins; with no pin, each is unknown, as either may hold."""
+config takes them from the release the repository pins; with no pin, each is unknown, as either may hold. SFTConfig
+limits rows to 1024 tokens when no length is given, in every release."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,9 +24,17 @@ CHANGED_DEFAULTS: Tuple[Tuple[str, str, str], ...] = (
 )
 
 
+# SFTConfig's length limit when none is given, in every release since mid-2023: `max_length=1024` from trl 0.16
+# (huggingface/trl#2895), and before it `min(tokenizer.model_max_length, 1024)` for `max_seq_length=None`.
+SFT_MAX_LENGTH = 1024
+
+
 def apply_trl_defaults(config: Optional[str], workspace: Workspace, folder: Path, candidates: Candidates) -> None:
     """TRL's own defaults for the job whose training arguments are the TRL config `config` (None: no TRL config),
     over TrainingArguments' (which must be added first), from the trl release pinned above `folder`."""
+    if config == "SFTConfig":
+        candidates.add(K.MAX_SEQ_LENGTH, Setting(SFT_MAX_LENGTH, SourceKind.FRAMEWORK_DEFAULT, None,
+                                                 note="TRL SFTConfig default (max_length 1024)"))
     if config not in CHANGED_CONFIGS:
         return
     pin = workspace.pin_above(folder, "trl")
