@@ -87,7 +87,16 @@ def test_an_sft_config_given_no_length_limits_rows_to_1024_tokens(cli, tmp_path)
     _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
     length = document["runs"][0]["settings"]["max_seq_length"]
     assert length["value"] == 1024 and length["path"] is None
-    (tmp_path / "run.sh").write_text(_LAUNCH.replace(" --max_length 2048", "").format(flags=""))
+
+
+@pytest.mark.parametrize("pin,length", [("trl==0.14.0", 1024), ("trl==0.11.4", 512), ("", None)])
+def test_a_dpo_config_given_no_length_takes_its_releases(cli, tmp_path, pin, length):
+    # DPOConfig's `max_length` is 1024 from trl 0.14; before it was None, which DPOTrainer replaced by 512.
     shutil.copy(DPO, tmp_path / "dpo.py")
-    _, dpo = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
-    assert dpo["runs"][0]["settings"].get("max_seq_length", {}).get("value") is None
+    write_tree(tmp_path, {"run.sh": _LAUNCH.replace(" --max_length 2048", "").format(flags=""),
+                          **({"requirements.txt": f"{pin}\n"} if pin else {})})
+    _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")
+    setting = document["runs"][0]["settings"]["max_seq_length"]
+    assert setting["value"] == length
+    if length is None:
+        assert "trl 0.14" in setting["reason"]

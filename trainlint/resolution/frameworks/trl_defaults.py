@@ -2,7 +2,8 @@
 and the other configs of TRL's stable trainers turn bf16 on from trl 0.19 (huggingface/trl#3515, unless fp16 is
 set) and gradient checkpointing from trl 0.22 (huggingface/trl#3510). A job whose training arguments are such a
 config takes them from the release the repository pins; with no pin, each is unknown, as either may hold. SFTConfig
-limits rows to 1024 tokens when no length is given, in every release."""
+limits rows to 1024 tokens when no length is given, in every release; DPOConfig to 1024 from trl 0.14 and to 512
+before (DPOTrainer's fallback for `max_length=None`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,10 +18,13 @@ from trainlint.resolution.workspace import Workspace
 CHANGED_CONFIGS = frozenset({"SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "ORPOConfig", "CPOConfig",
                              "BCOConfig", "RewardConfig", "PRMConfig", "OnlineDPOConfig", "IterativeSFTConfig",
                              "GKDConfig"})
-# (knob, the first release that turns it on by default, the change).
-CHANGED_DEFAULTS: Tuple[Tuple[str, str, str], ...] = (
-    (K.BF16, "0.19", "huggingface/trl#3515"),
-    (K.GRADIENT_CHECKPOINTING, "0.22", "huggingface/trl#3510"),
+# (configs, knob, the first release of the new default, the value from then on, the value before (None:
+# TrainingArguments' default stands), where it changed).
+CHANGED_DEFAULTS: Tuple[Tuple[frozenset, str, str, object, object, str], ...] = (
+    (CHANGED_CONFIGS, K.BF16, "0.19", True, None, "huggingface/trl#3515"),
+    (CHANGED_CONFIGS, K.GRADIENT_CHECKPOINTING, "0.22", True, None, "huggingface/trl#3510"),
+    # DPOConfig's `max_length`: 1024 from trl 0.14; before, None, which DPOTrainer replaced by 512.
+    (frozenset({"DPOConfig"}), K.MAX_SEQ_LENGTH, "0.14", 1024, 512, "trl/trainer/dpo_config.py"),
 )
 
 
@@ -40,18 +44,17 @@ def apply_trl_defaults(config: Optional[str], workspace: Workspace, folder: Path
     pin = workspace.pin_above(folder, "trl")
     release = parsed_release(pin.value) if pin is not None and isinstance(pin.value, str) else None
     ceiling = workspace.ceiling_above(folder, "trl")
-    for knob, since, change in CHANGED_DEFAULTS:
-        if knob == K.BF16 and _fp16_on(candidates):
+    for configs, knob, since, after, before, change in CHANGED_DEFAULTS:
+        if config not in configs or knob == K.BF16 and _fp16_on(candidates):
             continue  # TRL takes bf16 only when fp16 is not set
-        if release is not None:
-            if release < parsed_release(since):
+        if release is not None or ceiling is not None and ceiling.below(since):
+            value = after if release is not None and release >= parsed_release(since) else before
+            if value is None:
                 continue  # TrainingArguments' default stands
-            value: object = True
-            note = f"TRL {config} default from trl {since} ({change}); trl {pin.value} is pinned"
-        elif ceiling is not None and ceiling.below(since):
-            continue
+            pinned = f"trl {pin.value} is pinned" if release is not None else f"`{ceiling.setting.text}`"
+            note = f"TRL {config} default ({change}); {pinned}"
         else:
-            value = Unknown(f"TRL's {config} turns {knob} on by default from trl {since} ({change}), and the "
+            value = Unknown(f"TRL's {config} defaults {knob} to {after} from trl {since} ({change}), and the "
                             "repository pins no trl release")
             note = f"TRL {config} default"
         candidates.add(knob, Setting(value, SourceKind.FRAMEWORK_DEFAULT, None, via=(pin,) if pin else (), note=note))
