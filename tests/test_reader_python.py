@@ -512,3 +512,18 @@ def test_a_python_file_with_a_shell_line_is_still_a_syntax_error(tmp_path):
     copy.write_text(path.read_text().replace("# Databricks notebook source\n", ""))
     module = read_python(copy)
     assert [d.kind for d in module.diagnostics] == ["syntax-error"]
+
+
+def test_the_legacy_flash_attention_switch_of_from_pretrained(tmp_path):
+    """transformers 4.34 and 4.35 took `use_flash_attention_2=True` where 4.36 on take `attn_implementation`
+    (deita's `train_scorers.py`, pinned to 4.35.1): FlashAttention-2, not the eager default of that release."""
+    script = tmp_path / "train.py"
+    script.write_text("import transformers\n"
+                      "model = transformers.AutoModelForCausalLM.from_pretrained(\n"
+                      "    'mistralai/Mistral-7B-v0.1', use_flash_attention_2 = True)\n"
+                      "other = transformers.AutoModelForCausalLM.from_pretrained('x', use_flash_attention_2=False)\n")
+    module = read_python(script)
+    found = [kw for call, kw in module.other_keywords if call == "from_pretrained"]
+    [flash] = [kw for kw in found if kw.name == "attn_implementation"]  # the False one asks for nothing
+    assert flash.setting.value == "flash_attention_2" and flash.setting.written_as == "use_flash_attention_2"
+    assert token(script, flash.setting.origin) == b"True"

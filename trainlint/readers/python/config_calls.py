@@ -19,11 +19,13 @@ from trainlint.readers.facts import (
     Keyword,
 )
 from trainlint.readers.python.context import empty_origin
-from trainlint.readers.python.expressions import keyword_args
+from trainlint.readers.python.expressions import keyword_args, literal_value
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.gates import GateReader
 from trainlint.readers.python.values import ValueReader
 
+# `from_pretrained(use_flash_attention_2=True)`: FlashAttention-2 as transformers 4.34 and 4.35 asked for it.
+LEGACY_FLASH_KEYWORD = "use_flash_attention_2"
 # Calls outside the trainer config whose keywords pin a knob, by callee name (last component).
 OTHER_CALL_KEYWORDS: Mapping[str, Tuple[str, ...]] = {
     "Accelerator": ("gradient_accumulation_steps", "mixed_precision"),
@@ -116,5 +118,13 @@ class ConfigCallReader:
         for name, arg in keyword_args(node).items():
             if name in wanted:
                 keyword = self.values.keyword(name, arg.value, SourceKind.CODE_KEYWORD, f"{callee}({name}=...)")
-                gates = self.gates.around(node) if gates is None else gates
-                self.findings.other_keywords.append((callee, replace(keyword, gates=gates)))
+            elif callee == "from_pretrained" and name == LEGACY_FLASH_KEYWORD and literal_value(arg.value) is True:
+                # transformers 4.34-4.35's switch for FlashAttention-2, before `attn_implementation` (4.36).
+                ctx = self.ctx
+                keyword = Keyword("attn_implementation", Setting(
+                    "flash_attention_2", SourceKind.CODE_KEYWORD, ctx.origin(arg.value), ctx.text(arg.value),
+                    note=f"{callee}({name}=True)", written_as=name))
+            else:
+                continue
+            gates = self.gates.around(node) if gates is None else gates
+            self.findings.other_keywords.append((callee, replace(keyword, gates=gates)))
