@@ -6,10 +6,11 @@ limits rows to 1024 tokens when no length is given, in every release; DPOConfig 
 before (DPOTrainer's fallback for `max_length=None`)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import FrozenSet, Optional, Tuple
 
-from trainlint.core import Setting, SourceKind, Unknown, parsed_release
+from trainlint.core import Setting, SourceKind, Unknown, Value, parsed_release
 from trainlint.knobs import K, coerce
 from trainlint.resolution.precedence import Candidates
 from trainlint.resolution.workspace import Workspace
@@ -18,13 +19,23 @@ from trainlint.resolution.workspace import Workspace
 CHANGED_CONFIGS = frozenset({"SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "ORPOConfig", "CPOConfig",
                              "BCOConfig", "RewardConfig", "PRMConfig", "OnlineDPOConfig", "IterativeSFTConfig",
                              "GKDConfig"})
-# (configs, knob, the first release of the new default, the value from then on, the value before (None:
-# TrainingArguments' default stands), where it changed).
-CHANGED_DEFAULTS: Tuple[Tuple[frozenset, str, str, object, object, str], ...] = (
-    (CHANGED_CONFIGS, K.BF16, "0.19", True, None, "huggingface/trl#3515"),
-    (CHANGED_CONFIGS, K.GRADIENT_CHECKPOINTING, "0.22", True, None, "huggingface/trl#3510"),
+@dataclass(frozen=True)
+class DefaultChange:
+    """A default of some TRL configs that changed at a release."""
+
+    configs: FrozenSet[str]
+    knob: str
+    since: str  # the first release of the new default
+    after: Value
+    before: Optional[Value]  # None: TrainingArguments' default stands before `since`
+    source: str  # where it changed
+
+
+CHANGED_DEFAULTS: Tuple[DefaultChange, ...] = (
+    DefaultChange(CHANGED_CONFIGS, K.BF16, "0.19", True, None, "huggingface/trl#3515"),
+    DefaultChange(CHANGED_CONFIGS, K.GRADIENT_CHECKPOINTING, "0.22", True, None, "huggingface/trl#3510"),
     # DPOConfig's `max_length`: 1024 from trl 0.14; before, None, which DPOTrainer replaced by 512.
-    (frozenset({"DPOConfig"}), K.MAX_SEQ_LENGTH, "0.14", 1024, 512, "trl/trainer/dpo_config.py"),
+    DefaultChange(frozenset({"DPOConfig"}), K.MAX_SEQ_LENGTH, "0.14", 1024, 512, "trl/trainer/dpo_config.py"),
 )
 
 
@@ -44,20 +55,25 @@ def apply_trl_defaults(config: Optional[str], workspace: Workspace, folder: Path
     pin = workspace.pin_above(folder, "trl")
     release = parsed_release(pin.value) if pin is not None and isinstance(pin.value, str) else None
     ceiling = workspace.ceiling_above(folder, "trl")
-    for configs, knob, since, after, before, change in CHANGED_DEFAULTS:
-        if config not in configs or knob == K.BF16 and _fp16_on(candidates):
+    for change in CHANGED_DEFAULTS:
+        if config not in change.configs:
+            continue
+        if change.knob == K.BF16 and _fp16_on(candidates):
             continue  # TRL takes bf16 only when fp16 is not set
-        if release is not None or ceiling is not None and ceiling.below(since):
-            value = after if release is not None and release >= parsed_release(since) else before
-            if value is None:
+        value: Value
+        if release is not None or ceiling is not None and ceiling.below(change.since):
+            newer = release is not None and release >= parsed_release(change.since)
+            if (change.after if newer else change.before) is None:
                 continue  # TrainingArguments' default stands
-            pinned = f"trl {pin.value} is pinned" if release is not None else f"`{ceiling.setting.text}`"
-            note = f"TRL {config} default ({change}); {pinned}"
+            value = change.after if newer else change.before
+            pinned = f"trl {pin.value} is pinned" if release is not None and pin else f"`{ceiling.setting.text}`"
+            note = f"TRL {config} default ({change.source}); {pinned}"
         else:
-            value = Unknown(f"TRL's {config} defaults {knob} to {after} from trl {since} ({change}), and the "
-                            "repository pins no trl release")
+            value = Unknown(f"TRL's {config} defaults {change.knob} to {change.after} from trl {change.since} "
+                            f"({change.source}), and the repository pins no trl release")
             note = f"TRL {config} default"
-        candidates.add(knob, Setting(value, SourceKind.FRAMEWORK_DEFAULT, None, via=(pin,) if pin else (), note=note))
+        candidates.add(change.knob, Setting(value, SourceKind.FRAMEWORK_DEFAULT, None, via=(pin,) if pin else (),
+                                            note=note))
 
 
 def _fp16_on(candidates: Candidates) -> bool:
