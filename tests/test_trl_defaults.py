@@ -89,10 +89,12 @@ def test_an_sft_config_given_no_length_limits_rows_to_1024_tokens(cli, tmp_path)
     assert length["value"] == 1024 and length["path"] is None
 
 
-@pytest.mark.parametrize("pin,length", [("trl==0.14.0", 1024), ("trl==0.11.4", 512), ("", None)])
-def test_a_dpo_config_given_no_length_takes_its_releases(cli, tmp_path, pin, length):
-    # DPOConfig's `max_length` is 1024 from trl 0.14; before it was None, which DPOTrainer replaced by 512.
-    shutil.copy(DPO, tmp_path / "dpo.py")
+@pytest.mark.parametrize("config,pin,length", [("DPO", "trl==0.14.0", 1024), ("DPO", "trl==0.11.4", 512),
+                                               ("DPO", "", None), ("ORPO", "trl==0.11.4", 512)])
+def test_a_preference_config_given_no_length_takes_its_releases(cli, tmp_path, config, pin, length):
+    # DPOConfig's (and ORPO's, CPO's, KTO's, RewardConfig's) `max_length` is 1024 from trl 0.14; before it was None,
+    # which the trainer replaced by 512.
+    (tmp_path / "dpo.py").write_text(DPO.read_text().replace("DPO", config))
     write_tree(tmp_path, {"run.sh": _LAUNCH.replace(" --max_length 2048", "").format(flags=""),
                           **({"requirements.txt": f"{pin}\n"} if pin else {})})
     _, document = cli.check_json(tmp_path, "run.sh", "--isolated", "--no-cache", "--gpu", "a100-80gb")

@@ -2,8 +2,8 @@
 and the other configs of TRL's stable trainers turn bf16 on from trl 0.19 (huggingface/trl#3515, unless fp16 is
 set) and gradient checkpointing from trl 0.22 (huggingface/trl#3510). A job whose training arguments are such a
 config takes them from the release the repository pins; with no pin, each is unknown, as either may hold. SFTConfig
-limits rows to 1024 tokens when no length is given, in every release; DPOConfig to 1024 from trl 0.14 and to 512
-before (DPOTrainer's fallback for `max_length=None`)."""
+limits rows to 1024 tokens when no length is given, in every release; DPOConfig, ORPOConfig, CPOConfig, KTOConfig and
+RewardConfig to 1024 from trl 0.14 and to 512 before (their trainers' fallback for `max_length=None`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,8 +34,10 @@ class DefaultChange:
 CHANGED_DEFAULTS: Tuple[DefaultChange, ...] = (
     DefaultChange(CHANGED_CONFIGS, K.BF16, "0.19", True, None, "huggingface/trl#3515"),
     DefaultChange(CHANGED_CONFIGS, K.GRADIENT_CHECKPOINTING, "0.22", True, None, "huggingface/trl#3510"),
-    # DPOConfig's `max_length`: 1024 from trl 0.14; before, None, which DPOTrainer replaced by 512.
-    DefaultChange(frozenset({"DPOConfig"}), K.MAX_SEQ_LENGTH, "0.14", 1024, 512, "trl/trainer/dpo_config.py"),
+    # The preference and reward configs' `max_length`: 1024 from trl 0.14; before, None, which their trainers
+    # replaced by 512.
+    DefaultChange(frozenset({"DPOConfig", "ORPOConfig", "CPOConfig", "KTOConfig", "RewardConfig"}), K.MAX_SEQ_LENGTH,
+                  "0.14", 1024, 512, "trl/trainer/*_config.py"),
 )
 
 
