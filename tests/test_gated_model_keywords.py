@@ -277,3 +277,47 @@ def test_a_branch_on_membership_in_constants_is_told(cli, tmp_path):
     # `load_in_4bit=model_args.bits == 4`: a comparison of the argument, told from the flag, which is where to edit.
     assert runs["qlora.sh"]["load_in_4bit"]["path"] == "qlora.sh"
     assert (runs["lora8.sh"]["load_in_4bit"]["value"], runs["lora8.sh"]["load_in_8bit"]["value"]) == (False, True)
+
+
+_HELPER_PARAMETERS = '''from dataclasses import dataclass, field
+
+import torch
+import transformers
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    use_lora: bool = field(default=False)
+    qlora: bool = field(default=False)
+
+
+def load_model(model_path: str, use_lora: bool = True, qlora: bool = False):
+    if qlora:
+        quantization = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_pretrained(model_path, quantization_config=quantization)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.bfloat16)
+    if use_lora:
+        model = get_peft_model(model, LoraConfig(r=64, target_modules=["q_proj", "v_proj"]))
+    return model
+
+
+if __name__ == "__main__":
+    parser = transformers.HfArgumentParser((TrainingArguments,))
+    (training_args,) = parser.parse_args_into_dataclasses()
+    model = load_model("meta-llama/Llama-2-7b-hf", use_lora=training_args.use_lora, qlora=training_args.qlora)
+    Trainer(model=model, args=training_args).train()
+'''
+
+
+def test_a_branch_on_a_helpers_parameter_is_told_from_the_argument_the_entry_passes(cli, tmp_path):
+    # MiniCPM's `load_model_and_tokenizer(..., qlora=training_args.qlora)` builds its 4-bit load under `if qlora:`:
+    # the parameter is the argument the call hands it, so a launch without `--qlora` loads no 4-bit base.
+    runs = _settings_by_launcher(cli, tmp_path, _HELPER_PARAMETERS,
+                                 {"lora.sh": "--use_lora True", "qlora.sh": "--use_lora True --qlora True"})
+    assert runs["lora.sh"].get("load_in_4bit", {}).get("value") in (None, False)
+    assert runs["lora.sh"].get("bits", {}).get("value") is None
+    assert runs["qlora.sh"]["load_in_4bit"]["value"] is True
+    assert runs["lora.sh"]["lora"]["value"] is True  # `if use_lora:` around get_peft_model, taken

@@ -330,6 +330,9 @@ class PythonModule:
     # The constant keyword arguments of those calls: (the function's last name, keyword, value as written), as
     # LLaVA's `train_mem.py` calls `train(attn_implementation="flash_attention_2")`.
     main_call_arguments: Tuple[Tuple[str, str, Setting], ...] = ()
+    # The keyword arguments of those calls that read a parsed argument (`load_model(qlora=training_args.qlora)`):
+    # (the function's last name, keyword, the argument read).
+    main_call_references: Tuple[Tuple[str, str, str], ...] = ()
     # Names of the functions and classes the module defines at its top level.
     defines: Tuple[str, ...] = ()
     # Functions the module hands an argument parser to (`add_encoder_params(parser)`): they may add options.

@@ -542,10 +542,19 @@ def _bind_call_arguments(facts: EntryFacts) -> None:
     if not facts.modules:
         return
     passed = {(function, name): setting for function, name, setting in facts.modules[0].main_call_arguments}
-    if not passed:
+    # A branch on a parameter (`if qlora:`) the call fills from a parsed argument (`qlora=training_args.qlora`)
+    # tests that argument.
+    referenced = {(function, name): read for function, name, read in facts.modules[0].main_call_references}
+    if not passed and not referenced:
         return
 
+    def bound_test(test: Keyword) -> Keyword:
+        read = referenced.get(test.parameter) if test.parameter is not None else None
+        return replace(test, name=read, reference=read, parameter=None) if read is not None else test
+
     def bound(keyword: Keyword) -> Keyword:
+        gates = tuple(replace(gate, tests=tuple(bound_test(test) for test in gate.tests)) for gate in keyword.gates)
+        keyword = replace(keyword, gates=gates) if gates != keyword.gates else keyword
         argument = passed.get(keyword.parameter) if keyword.parameter is not None else None
         if argument is None:
             return keyword

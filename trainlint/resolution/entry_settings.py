@@ -425,7 +425,10 @@ def _test_holds(facts: EntryFacts, flags: Flags, argparse_values: Dict[str, Sett
                 test: Keyword) -> Optional[Tuple[bool, Setting]]:
     """Whether one argument test of a branch holds, and the argument's value it was told from; None when the
     value cannot be told: it is assigned in code after parsing (`args.use_qlora = True`; a copy between namespaces,
-    `training_args.moe_enable = model_args.moe_enable`, changes nothing), or the launch does not give it."""
+    `training_args.moe_enable = model_args.moe_enable`, changes nothing), or the launch does not give it. A test of a
+    helper's parameter that no call of the entry binds to an argument cannot be told either."""
+    if test.parameter is not None:
+        return None
     reference = test.reference or test.name
     if any(override.assigns_argument and override.name == reference and not _copies_argument(override)
            for override in facts.overrides):

@@ -24,7 +24,13 @@ from trainlint.readers.python.expressions import last_name
 from trainlint.readers.python.findings import Findings
 from trainlint.readers.python.fire_cli import FIRE_CALLEE, is_fire_call, read_command_line
 from trainlint.readers.python.freezing import FreezeReader, is_freeze_call
-from trainlint.readers.python.imports import import_from_info, import_infos, main_call_arguments, main_calls
+from trainlint.readers.python.imports import (
+    import_from_info,
+    import_infos,
+    main_call_arguments,
+    main_call_references,
+    main_calls,
+)
 from trainlint.readers.python.overrides import (
     CAST_CALLEES,
     KBIT_PREPARATION,
@@ -109,6 +115,7 @@ class Collector(cst.CSTVisitor):
             imports=tuple(found.imports),
             main_calls=main_calls(self.ctx),
             main_call_arguments=main_call_arguments(self.ctx),
+            main_call_references=main_call_references(self.ctx, self.values.argument_reference),
             parse_known_args=found.parse_known_args,
             reads_config_flag=found.reads_config_flag,
             takes_any_flag=found.takes_any_flag,

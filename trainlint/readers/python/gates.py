@@ -107,11 +107,13 @@ class GateReader:
             tested = literal_value(test.comparisons[0].comparator)
             test = test.left
         reference = self.values.argument_reference(test)
-        if reference is None:
+        # `if qlora:` in a helper the entry calls with `qlora=training_args.qlora`: the call tells it (entry.py).
+        parameter = self.values.function_parameter(test) if reference is None else None
+        if reference is None and parameter is None:
             return None
         ctx = self.ctx
         setting = Setting(tested, SourceKind.CODE_KEYWORD, ctx.origin(test), ctx.text(test))
-        return Keyword(reference, setting, reference, negated, exact=exact)
+        return Keyword(reference or parameter[1], setting, reference, negated, exact=exact, parameter=parameter)
 
 
 def negate(term: Keyword) -> Keyword:

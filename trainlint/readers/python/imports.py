@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from trainlint.core import Setting, SourceKind
 from trainlint.readers.facts import ImportInfo
@@ -169,6 +169,26 @@ def _blocks_run(ctx: Context) -> Iterator[Tuple[cst.CSTNode, bool]]:
             yield statement.body, True
         elif isinstance(statement, cst.SimpleStatementLine):
             yield statement, False
+
+
+def main_call_references(ctx: Context, reference: Callable[[Any], Optional[str]]) -> Tuple[Tuple[str, str, str], ...]:
+    """The keyword arguments of the calls `main_calls` finds that read a parsed argument (`reference` tells which):
+    (the function's last name, keyword, the argument)."""
+    import libcst as cst  # lazy, as in import_infos
+
+    from trainlint.readers.python.expressions import last_name
+
+    found: List[Tuple[str, str, str]] = []
+    for block, dotted_ok in _blocks_run(ctx):
+        for call in _outer_calls(block):
+            function = last_name(call.func)
+            if function is None or not (dotted_ok or isinstance(call.func, cst.Name)):
+                continue
+            for arg in call.args:
+                read = reference(arg.value) if arg.keyword is not None else None
+                if read is not None:
+                    found.append((function, arg.keyword.value, read))
+    return tuple(found)
 
 
 def main_call_arguments(ctx: Context) -> Tuple[Tuple[str, str, Setting], ...]:
