@@ -7,6 +7,7 @@ from typing import Dict, Optional
 from trainlint.checks._conditions import known_int
 from trainlint.checks.base import CheckContext
 from trainlint.core import (
+    DiagnosticKind,
     Fallback,
     FileKind,
     ModelSource,
@@ -74,6 +75,12 @@ def unmodelled_training(run: TrainingRun) -> Optional[str]:
     return None
 
 
+def cut_short(run: TrainingRun) -> bool:
+    """The launch command ends early at a broken line continuation (TL304): what bash starts is the command without
+    the flags after the break, a job no one meant, which supports no memory verdict."""
+    return any(diagnostic.kind == DiagnosticKind.BROKEN_LINE_CONTINUATION for diagnostic in run.diagnostics)
+
+
 def world_unknown_under_sharding(run: TrainingRun) -> bool:
     """ZeRO shards the model states over a GPU count the launch does not state."""
     stage = run.value(K.ZERO_STAGE)
@@ -91,7 +98,7 @@ def states_grounded(run: TrainingRun, any_world: bool = False, any_sharding: boo
     verdict that holds for every GPU count (judged at ANY_WORLD) does not need the world size;
     `any_sharding`: one that holds for every sharding (judged at LEAST_SHARDING) does not need the stage."""
     stage = run.value(K.ZERO_STAGE)
-    if unmodelled_training(run) or (isinstance(stage, Unknown) and not any_sharding):
+    if unmodelled_training(run) or cut_short(run) or (isinstance(stage, Unknown) and not any_sharding):
         return False
     if isinstance(stage, Unknown):
         model = resolve_model(run)

@@ -4,6 +4,7 @@ from typing import Iterable
 
 from trainlint.checks._conditions import precision
 from trainlint.checks._examples import TRAIN_PY, job
+from trainlint.checks._memory import cut_short
 from trainlint.checks.base import CheckContext, Example, Rule
 from trainlint.core import Applicability, Finding, Fix, KnobChange, Severity, TrainingRun, Unknown
 from trainlint.knobs import K
@@ -23,7 +24,8 @@ class NoMixedPrecision(Rule):
     It stays quiet when either precision flag cannot be read, when accelerate's `mixed_precision` is
     set or left to the default config of the machine (`accelerate launch` with neither `--config_file` nor
     `--mixed_precision`), when the dtype the weights load in is computed in code (`torch_dtype=dtype`), and for models
-    whose own code converts them to 16 bits when loaded (Qwen-1, ChatGLM3).
+    whose own code converts them to 16 bits when loaded (Qwen-1, ChatGLM3), and for a command a broken line
+    continuation cuts short (TL304), whose precision flag may be among the ones cut off.
 
     ## Why is this bad
     fp32 doubles the bytes of every weight, gradient and activation compared with bf16 and runs
@@ -69,6 +71,8 @@ class NoMixedPrecision(Rule):
     def check(self, run: TrainingRun, ctx: CheckContext) -> Iterable[Finding]:
         if run.known(NO_TRAINING_STEP) is True:
             return  # it only predicts or evaluates: nothing trains, in fp32 or otherwise
+        if cut_short(run):
+            return  # the precision flag may be among those a broken continuation cut off (TL304 says so)
         bf16, fp16 = precision(run)
         if bf16 is not False or fp16 is not False:
             return

@@ -7,6 +7,7 @@ from trainlint.checks._examples import ZERO2, job
 from trainlint.checks._memory import (
     MODEL_STATE_TERMS,
     assumption_note,
+    cut_short,
     model_states_gib,
     on_gpu,
     states_exceed_gpu,
@@ -26,7 +27,7 @@ def _size_only_from_name(run: TrainingRun) -> Optional[StatedSize]:
     """The size the model's name states, when that is all trainlint knows of the model and the ZeRO
     stage (and world size, when it shards) are known: enough for a lower bound of the model states."""
     stage = run.value(K.ZERO_STAGE)
-    if isinstance(stage, Unknown) or unmodelled_training(run):
+    if isinstance(stage, Unknown) or unmodelled_training(run) or cut_short(run):
         return None
     model = resolve_model(run)
     name = run.known(K.MODEL_NAME_OR_PATH)
