@@ -171,44 +171,40 @@ def _blocks_run(ctx: Context) -> Iterator[Tuple[cst.CSTNode, bool]]:
             yield statement, False
 
 
-def main_call_references(ctx: Context, reference: Callable[[Any], Optional[str]]) -> Tuple[Tuple[str, str, str], ...]:
-    """The keyword arguments of the calls `main_calls` finds that read a parsed argument (`reference` tells which):
-    (the function's last name, keyword, the argument)."""
+def _main_call_keywords(ctx: Context) -> Iterator[Tuple[str, str, "cst.Arg"]]:
+    """(the function's last name, keyword, argument) for each keyword argument of the calls `main_calls` finds."""
     import libcst as cst  # lazy, as in import_infos
 
     from trainlint.readers.python.expressions import last_name
 
-    found: List[Tuple[str, str, str]] = []
     for block, dotted_ok in _blocks_run(ctx):
         for call in _outer_calls(block):
             function = last_name(call.func)
             if function is None or not (dotted_ok or isinstance(call.func, cst.Name)):
                 continue
             for arg in call.args:
-                read = reference(arg.value) if arg.keyword is not None else None
-                if read is not None:
-                    found.append((function, arg.keyword.value, read))
-    return tuple(found)
+                if arg.keyword is not None:
+                    yield function, arg.keyword.value, arg
+
+
+def main_call_references(ctx: Context, reference: Callable[[Any], Optional[str]]) -> Tuple[Tuple[str, str, str], ...]:
+    """The keyword arguments of the calls `main_calls` finds that read a parsed argument (`reference` tells which):
+    (the function's last name, keyword, the argument)."""
+    found = ((function, keyword, reference(arg.value)) for function, keyword, arg in _main_call_keywords(ctx))
+    return tuple((function, keyword, read) for function, keyword, read in found if read is not None)
 
 
 def main_call_arguments(ctx: Context) -> Tuple[Tuple[str, str, Setting], ...]:
     """The constant keyword arguments of the calls `main_calls` finds: (the function's last name, keyword, value)."""
-    import libcst as cst  # lazy, as in import_infos
-
-    from trainlint.readers.python.expressions import NOT_LITERAL, NotLiteral, last_name, literal_value
+    from trainlint.readers.python.expressions import NotLiteral, literal_value
 
     found: List[Tuple[str, str, Setting]] = []
-    for block, dotted_ok in _blocks_run(ctx):
-        for call in _outer_calls(block):
-            function = last_name(call.func)
-            if function is None or not (dotted_ok or isinstance(call.func, cst.Name)):
-                continue
-            for arg in call.args:
-                value = literal_value(arg.value) if arg.keyword is not None else NOT_LITERAL
-                if not isinstance(value, NotLiteral):
-                    setting = Setting(value, SourceKind.CODE_KEYWORD, ctx.origin(arg.value), ctx.text(arg.value),
-                                      note=f"{function}({arg.keyword.value}=...)", written_as=arg.keyword.value)
-                    found.append((function, arg.keyword.value, setting))
+    for function, keyword, arg in _main_call_keywords(ctx):
+        value = literal_value(arg.value)
+        if not isinstance(value, NotLiteral):
+            setting = Setting(value, SourceKind.CODE_KEYWORD, ctx.origin(arg.value), ctx.text(arg.value),
+                              note=f"{function}({keyword}=...)", written_as=keyword)
+            found.append((function, keyword, setting))
     return tuple(found)
 
 
