@@ -63,6 +63,9 @@ class NoMixedPrecision(Rule):
         Example("`accelerate launch` with no config file and no --mixed_precision: the default config of the machine "
                 "chooses the precision, which reaches the trainer",
                 job("--tf32 False", launcher="accelerate launch --multi_gpu --num_processes 4"), False),
+        Example("a comment line between the flags cuts the command short (TL304): bash starts it without `--bf16 "
+                "False` and the rest, so its precision is no one's choice",
+                job("--model_name_or_path lmsys/vicuna-7b-v1.5\n# the precision\n--bf16 False\n--tf32 False"), False),
         Example("`accelerate launch --mixed_precision no`: fp32 for certain",
                 job("--tf32 False", launcher="accelerate launch --multi_gpu --num_processes 4 --mixed_precision no"),
                 True, at="finetune.sh:2:67"),

@@ -189,12 +189,14 @@ def _read_jobs(paths: Sequence[Path], files: Sequence[Path], workspace: Workspac
     # A recipe no launcher runs may be started by a command its README shows: that command is its job.
     documented = documented_runs([path for path in recipe_candidates if safe_resolve(path) not in explicit
                                   and display_path(path) not in launched], workspace, build_run)
+    run_ids = {run.id for run in result.runs}
     for path in recipe_candidates:
         if safe_resolve(path) not in explicit and display_path(path) in launched:
             continue
         if path in documented:
             # One command may name two of the recipes (a recipe and a second file of arguments): one job.
-            if documented[path].id not in {run.id for run in result.runs}:
+            if documented[path].id not in run_ids:
+                run_ids.add(documented[path].id)
                 result.runs.append(documented[path])
             continue
         config = workspace.config(path)
